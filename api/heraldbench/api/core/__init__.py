@@ -1,0 +1,1 @@
+"""Settings and database set-up of the service."""

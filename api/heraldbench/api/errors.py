@@ -1,0 +1,182 @@
+"""The one place where errors become HTTP responses (docs/api.md, "Errors").
+
+``heraldbench.platform.exceptions`` maps to status codes here and nowhere else::
+
+    SpecError, DataError, UnknownNameError, CapacityError  -> 422  {"detail": [problems]}
+    NotFoundError                                          -> 404  {"detail": "message"}
+    UnavailableError                                       -> 503
+    InvariantViolation, any other error                    -> 500
+
+A 422 names the field (a dotted path in the submitted document) and the value it had. Pydantic's
+errors are read from the ``ValidationError`` behind a :class:`SpecError`; a spec error raised
+without one (``seeds: ...``) is split at its leading ``field:``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from heraldbench.platform.exceptions import (
+    CapacityError,
+    DataError,
+    HeraldbenchError,
+    InvariantViolation,
+    NotFoundError,
+    SpecError,
+    UnavailableError,
+    UnknownNameError,
+)
+
+__all__ = ["FieldProblem", "SpecFieldError", "install_error_handlers", "status_of"]
+
+logger = logging.getLogger("heraldbench.api")
+
+FieldProblem = dict[str, Any]
+
+_STATUS: tuple[tuple[type[BaseException], int], ...] = (
+    (NotFoundError, 404),
+    (SpecError, 422),
+    (DataError, 422),
+    (UnknownNameError, 422),
+    (CapacityError, 422),
+    (UnavailableError, 503),
+    (InvariantViolation, 500),
+)
+_LEADING_FIELD = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]-]*): (?P<message>.+)$", re.DOTALL)
+
+
+class SpecFieldError(SpecError):
+    """A spec error the API found itself, with its problems already as field/message/value."""
+
+    def __init__(self, problems: list[FieldProblem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{p['field']}: {p['message']}" for p in problems))
+
+
+def status_of(exc: BaseException) -> int:
+    """The HTTP status of a heraldbench error (500 for anything unmapped)."""
+    for cls, status in _STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def problems_of(exc: BaseException, document: Any = None) -> list[FieldProblem]:
+    """Field/message/value problems of a 422 error."""
+    if isinstance(exc, SpecFieldError):
+        return exc.problems
+    validation = _validation_cause(exc)
+    if validation is not None:
+        context = _context(str(exc))
+        return [_problem(err, document, context) for err in validation.errors()]
+    first, *rest = str(exc).splitlines() or [""]
+    match = _LEADING_FIELD.match(" ".join([first, *rest]).strip())
+    if match:
+        return [{"field": match["field"], "message": match["message"], "value": None}]
+    return [{"field": None, "message": str(exc), "value": None}]
+
+
+def _validation_cause(exc: BaseException) -> ValidationError | None:
+    seen = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, ValidationError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__
+    return None
+
+
+def _context(message: str) -> str:
+    """The ``(at point ..., seed ...)`` suffix grid expansion adds, if any."""
+    match = re.search(r"\((at [^()]*)\)\s*$", message)
+    return f" ({match[1]})" if match else ""
+
+
+def _problem(err: Any, document: Any, context: str) -> FieldProblem:
+    value = None if err.get("type") == "missing" else err.get("input")
+    return {
+        "field": _field(err.get("loc", ()), document) or "(spec)",
+        "message": f"{err.get('msg', 'invalid')}{context}",
+        "value": jsonable_encoder(value, custom_encoder={bytes: repr}),
+    }
+
+
+def _field(loc: tuple[Any, ...], document: Any) -> str:
+    """A dotted path without the discriminator tags pydantic inserts (``dataset.samples``)."""
+    parts, node = [], document
+    for step in loc:
+        if (
+            isinstance(node, dict)
+            and isinstance(step, str)
+            and step not in node
+            and node.get("kind") == step
+        ):
+            continue  # a discriminated union's tag
+        parts.append(str(step))
+        node = _child(node, step)
+    return ".".join(parts)
+
+
+def _child(node: Any, step: Any) -> Any:
+    if isinstance(node, dict):
+        return node.get(step)
+    if isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+        return node[step]
+    return None
+
+
+def _request_problems(exc: RequestValidationError) -> list[FieldProblem]:
+    problems = []
+    for err in exc.errors():
+        loc = list(err.get("loc", ()))
+        where = loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc
+        value = None if err.get("type") == "missing" else err.get("input")
+        problems.append(
+            {
+                "field": ".".join(map(str, where)) or (str(loc[0]) if loc else None),
+                "message": err.get("msg", "invalid"),
+                "value": jsonable_encoder(value, custom_encoder={bytes: repr}),
+            }
+        )
+    return problems
+
+
+def error_response(exc: BaseException, document: Any = None) -> JSONResponse:
+    """The response of ``exc`` (any exception) in the shape of docs/api.md."""
+    status = status_of(exc)
+    if status == 422:
+        return JSONResponse({"detail": problems_of(exc, document)}, status_code=422)
+    if status >= 500:
+        logger.error("request failed: %s", exc, exc_info=exc)
+        message = str(exc) if isinstance(exc, HeraldbenchError) else "internal server error"
+        return JSONResponse({"detail": message}, status_code=status)
+    return JSONResponse({"detail": str(exc)}, status_code=status)
+
+
+async def _on_heraldbench_error(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(exc, getattr(request.state, "document", None))
+
+
+async def _on_request_validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return JSONResponse({"detail": _request_problems(exc)}, status_code=422)
+
+
+async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+    return error_response(exc)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the mapping on ``app``."""
+    app.add_exception_handler(HeraldbenchError, _on_heraldbench_error)
+    app.add_exception_handler(RequestValidationError, _on_request_validation)
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,119 @@
+"""From a submitted document to the runs of an experiment, with the checks the service adds.
+
+The pipelines' :func:`~heraldbench.pipelines.grid.expand` validates every point of a (grid) spec;
+on top of it the service confines dataset paths to the configured data folders (so a spec cannot
+make a worker read ``/etc/passwd``) and refuses ``mode: train`` where no trainer is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from heraldbench.api.core.config import Settings
+from heraldbench.api.errors import SpecFieldError
+from heraldbench.pipelines.grid import Grid, expand
+
+__all__ = ["confine_path", "is_file", "normalised_spec", "plan_experiment", "trainer_available"]
+
+
+def trainer_available() -> bool:
+    """Whether the trainer is installed (checked without importing torch)."""
+    try:
+        return importlib.util.find_spec("heraldbench.platform.train") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def confine_path(path: str | Path, settings: Settings, field: str) -> Path:
+    """``path`` resolved (symlinks followed) if it lies under an allowed folder.
+
+    Relative paths are taken relative to the first data folder.
+
+    Raises:
+        SpecFieldError: the path lies outside every data folder.
+    """
+    roots = settings.allowed_roots
+    try:
+        candidate = Path(path).expanduser()
+        if not candidate.is_absolute():
+            candidate = roots[0] / candidate
+        resolved = candidate.resolve()
+    except (OSError, ValueError, RuntimeError) as exc:  # too long, a NUL byte, a symlink loop
+        raise SpecFieldError(
+            [{"field": field, "value": str(path), "message": f"not a usable path ({exc})"}]
+        ) from None
+    if any(resolved.is_relative_to(root) for root in roots):
+        return resolved
+    folders = ", ".join(str(r) for r in roots)
+    raise SpecFieldError(
+        [
+            {
+                "field": field,
+                "value": str(path),
+                "message": f"must lie under a data folder (HERALDBENCH_DATA_DIRS): {folders}",
+            }
+        ]
+    )
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a readable file (False for names the OS refuses)."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def plan_experiment(document: Any, settings: Settings) -> Grid:
+    """Expand and check a submitted (grid) spec; nothing is written.
+
+    Dataset paths in the returned runs are the confined, absolute ones.
+
+    Raises:
+        SpecError: the spec, a point of it, or a dataset path is invalid (422).
+    """
+    grid = expand(document)
+    confined: dict[str, Path] = {}
+    for index, run in enumerate(grid.runs):
+        path = getattr(run.spec.dataset, "path", None)
+        if path is None:
+            continue
+        key = str(path)
+        if key not in confined:
+            confined[key] = confine_path(path, settings, "dataset.path")
+        dataset = run.spec.dataset.model_copy(update={"path": confined[key]})
+        grid.runs[index] = _with_dataset(run, dataset)
+    if grid.runs and grid.runs[0].spec.mode == "train" and not trainer_available():
+        raise SpecFieldError(
+            [
+                {
+                    "field": "mode",
+                    "value": "train",
+                    "message": "training needs heraldbench.platform.train, which this "
+                    "installation lacks; use mode: simulate",
+                }
+            ]
+        )
+    return grid
+
+
+def _with_dataset(run: Any, dataset: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(run, spec=run.spec.model_copy(update={"dataset": dataset}))
+
+
+def normalised_spec(grid: Grid) -> dict[str, Any]:
+    """The first point and seed of ``grid`` with every default filled in.
+
+    Its schedulers are the listed ones (scheduler grids multiplied out), without the naive
+    baseline the service adds when a spec lacks it.
+    """
+    first = grid.runs[0]
+    listed = [
+        r.spec.schedulers[0] for r in grid.runs if r.group == first.group and not r.baseline_added
+    ]
+    spec = first.spec.model_copy(update={"schedulers": listed or [first.spec.schedulers[0]]})
+    return spec.model_dump(mode="json")

@@ -1,0 +1,78 @@
+"""Ready-made specs the web UI offers (``GET /api/presets``); every one passes validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heraldbench.platform.schedulers import registered
+
+__all__ = ["presets"]
+
+_CRITEO_LIKE = {"kind": "synthetic-criteo", "samples": 2_000_000, "scale": 0.05, "seed": 1}
+_SMALL = {"kind": "synthetic-criteo", "samples": 200_000, "scale": 0.01, "seed": 1}
+
+
+def _table1() -> dict[str, Any]:
+    # Same as examples/table1.yaml: Herald's Table 1 on the Criteo-like trace.
+    return {
+        "name": "herald-table1",
+        "mode": "simulate",
+        "dataset": dict(_CRITEO_LIKE),
+        "cluster": {"workers": 8, "batch_size": 256},
+        "cache": {"ratio": 0.1, "policy": "lru"},
+        "embedding_dim": 128,
+        "schedulers": [
+            {"kind": "naive"},
+            {"kind": "herald", "lookahead": 1},
+            {"kind": "herald-sync-only"},
+            {"kind": "herald-partition-only"},
+        ],
+        "seed": 0,
+    }
+
+
+def _every_scheduler() -> dict[str, Any]:
+    return {
+        "name": "every-scheduler",
+        "dataset": dict(_SMALL),
+        "cluster": {"workers": 4, "batch_size": 128},
+        "cache": {"ratio": 0.1},
+        "schedulers": [{"kind": kind} for kind in registered()],
+    }
+
+
+def _lookahead_cache_grid() -> dict[str, Any]:
+    return {
+        "name": "lookahead-cache-grid",
+        "dataset": dict(_SMALL),
+        "cluster": {"workers": 4, "batch_size": 128},
+        "cache": {"ratio": [0.02, 0.05, 0.1]},
+        "schedulers": [{"kind": "naive"}, {"kind": "herald", "lookahead": [1, 2, 4, 8]}],
+    }
+
+
+def presets() -> list[dict[str, Any]]:
+    """The presets, each ``{"id", "title", "description", "spec"}``."""
+    return [
+        {
+            "id": "herald-table1",
+            "title": "Herald, Table 1",
+            "description": "naive, Herald and its two ablations on the Criteo-like trace "
+            "(2M samples, 8 workers, cache 10% of rows): the paper's comparison",
+            "spec": _table1(),
+        },
+        {
+            "id": "every-scheduler",
+            "title": "Every scheduler, small trace",
+            "description": "all registered schedulers at their defaults on a 200k-sample trace "
+            "(seconds per run)",
+            "spec": _every_scheduler(),
+        },
+        {
+            "id": "lookahead-cache-grid",
+            "title": "Lookahead x cache size",
+            "description": "Herald's lookahead 1, 2, 4, 8 at caches of 2%, 5% and 10% of rows: "
+            "a grid of 3 points x 5 schedulers",
+            "spec": _lookahead_cache_grid(),
+        },
+    ]

@@ -1,0 +1,88 @@
+"""Health and configuration: what the UI needs to know before it shows anything."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import logging
+from importlib import metadata
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from starlette.concurrency import run_in_threadpool
+
+from heraldbench.api.deps import DatabaseDep, DispatcherDep, SettingsDep, require_read
+from heraldbench.api.planning import trainer_available
+from heraldbench.api.schemas import ConfigOut, Health
+from heraldbench.api.worker import TUNE_MODULE
+from heraldbench.platform.schedulers import registered
+from heraldbench.platform.timemodel import PROFILES
+
+__all__ = ["router"]
+
+logger = logging.getLogger("heraldbench.api")
+
+router = APIRouter(tags=["health"], dependencies=[Depends(require_read)])
+
+_DASK_TIMEOUT_S = 2.0
+
+
+def _version() -> str:
+    try:
+        return metadata.version("heraldbench")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+@router.get("/health", response_model=Health)
+async def health(db: DatabaseDep, dispatcher: DispatcherDep) -> Health:
+    """Whether the database and the Dask scheduler answer."""
+    try:
+        await run_in_threadpool(db.ping)
+        database = "ok"
+    except Exception:  # noqa: BLE001 - reported, not raised
+        database = "unavailable"
+    dask = "unavailable"
+    if dispatcher.available:
+        try:
+            await asyncio.wait_for(dispatcher.client.scheduler.identity(), _DASK_TIMEOUT_S)
+            dask = "ok"
+        except Exception as exc:  # noqa: BLE001 - reported as unavailable
+            logger.info("Dask scheduler did not answer: %s", exc)
+    return Health(status="ok", database=database, dask=dask, version=_version())
+
+
+def _knob_defaults(spec_cls: Any) -> dict[str, Any]:
+    from fastapi.encoders import jsonable_encoder
+
+    return {
+        name: jsonable_encoder(field.default)
+        for name, field in spec_cls.model_fields.items()
+        if name != "kind"
+    }
+
+
+def _tuning_available() -> bool:
+    try:
+        return importlib.util.find_spec(TUNE_MODULE) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+@router.get("/config", response_model=ConfigOut)
+def config(settings: SettingsDep, dispatcher: DispatcherDep) -> ConfigOut:
+    """Auth, links to MLflow and the Dask dashboard, scheduler knobs, hardware profiles."""
+    uri = settings.resolved_tracking_uri
+    mlflow_ui = settings.mlflow_ui_url or (uri if uri and uri.startswith("http") else None)
+    if mlflow_ui is None and uri is not None:
+        mlflow_ui = "http://127.0.0.1:5000"  # `mlflow ui --backend-store-uri <uri>`
+    return ConfigOut(
+        auth_required=settings.auth_required,
+        mlflow_ui_url=mlflow_ui,
+        dask_dashboard_url=dispatcher.dashboard_link(),
+        schedulers={kind: _knob_defaults(cls.spec_cls) for kind, cls in registered().items()},
+        profiles=list(PROFILES),
+        data_dirs=[str(p) for p in settings.allowed_roots],
+        tuning_available=_tuning_available(),
+        training_available=trainer_available(),
+    )

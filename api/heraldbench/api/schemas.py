@@ -1,0 +1,225 @@
+"""Request and response bodies (pydantic v2), as docs/api.md defines them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from heraldbench.api.models import Status
+
+__all__ = [
+    "Accepted",
+    "ConfigOut",
+    "DatasetCreate",
+    "DatasetOut",
+    "DatasetsPage",
+    "ExperimentDetail",
+    "ExperimentSummary",
+    "ExperimentsPage",
+    "Health",
+    "Message",
+    "Preset",
+    "Problem",
+    "Problems",
+    "Progress",
+    "RunOut",
+    "StudiesPage",
+    "StudyOut",
+    "Validated",
+]
+
+
+def _as_utc(value: datetime) -> datetime:
+    """SQLite returns naive datetimes; every stored time is UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_as_utc)]
+JSONObject = dict[str, Any]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
+
+
+class Problem(BaseModel):
+    """One problem of a 422: the field (dotted path), what is wrong, and the value given."""
+
+    field: str | None
+    message: str
+    value: Any = None
+
+
+class Problems(BaseModel):
+    detail: list[Problem]
+
+
+class Message(BaseModel):
+    detail: str
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    database: Literal["ok", "unavailable"]
+    dask: Literal["ok", "unavailable"]
+    version: str
+
+
+class ConfigOut(BaseModel):
+    auth_required: bool
+    mlflow_ui_url: str | None
+    dask_dashboard_url: str | None
+    schedulers: dict[str, dict[str, Any]]
+    profiles: list[str]
+    data_dirs: list[str]
+    tuning_available: bool
+    training_available: bool
+
+
+class Preset(BaseModel):
+    id: str
+    title: str
+    description: str
+    spec: JSONObject
+
+
+class Validated(BaseModel):
+    """A valid spec: its first point with defaults filled in, and what the grid multiplies."""
+
+    valid: Literal[True]
+    spec: JSONObject
+    runs: int
+    axes: dict[str, list[Any]] = Field(description="grid axes outside the schedulers")
+    scheduler_axes: list[str]
+    seeds: list[Any]
+
+
+class Accepted(BaseModel):
+    id: int
+    status: Status
+    location: str
+
+
+class Progress(BaseModel):
+    done: int
+    total: int
+
+
+class ExperimentSummary(_Out):
+    id: int
+    name: str
+    status: Status
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    progress: Progress
+    mode: str
+    schedulers: list[str]
+
+
+class ExperimentsPage(BaseModel):
+    data: list[ExperimentSummary]
+    count: int
+
+
+class RunOut(_Out):
+    """One run; counts, bytes, bound and time follow ``RunResult.to_json``."""
+
+    id: int
+    experiment_id: int
+    action: str
+    scheduler: str
+    label: str
+    params: JSONObject
+    point: JSONObject
+    point_label: str
+    seed: Any
+    status: Status
+    error: str | None
+    traceback: str | None
+    counts: JSONObject | None
+    totals: JSONObject | None
+    relative: dict[str, float | None]
+    bytes: JSONObject | None
+    bound: JSONObject | None
+    time: JSONObject | None
+    metrics: dict[str, float | None] | None
+    series: dict[str, list[float]]
+    iterations: int | None
+    baseline_added: bool
+    wall_seconds: float | None
+    worker: str | None
+    mlflow_run_url: str | None
+    tracking_error: str | None
+    started_at: UtcDatetime | None
+    finished_at: UtcDatetime | None
+
+
+class ExperimentDetail(ExperimentSummary):
+    spec: JSONObject
+    error: str | None
+    mlflow_url: str | None
+    tracking_error: str | None
+    runs: list[RunOut]
+
+
+class Trial(BaseModel):
+    number: int
+    state: str
+    params: JSONObject
+    values: list[float] | None
+
+
+class Best(BaseModel):
+    params: JSONObject
+    values: list[float] | None
+
+
+class StudyOut(_Out):
+    id: int
+    name: str
+    status: Status
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    directions: list[str]
+    trials: list[Trial]
+    best: list[Best]
+    plots: dict[str, str | None]
+    error: str | None
+
+
+class StudiesPage(BaseModel):
+    data: list[StudyOut]
+    count: int
+
+
+class DatasetCreate(BaseModel):
+    """A raw file to register and prepare (the path must lie under a data folder)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    kind: Literal["criteo-tsv", "avazu-csv", "movielens"]
+    path: str = Field(min_length=1, max_length=4096)
+    frequency_threshold: int = Field(0, ge=0, le=1_000_000_000)
+    max_samples: int | None = Field(None, ge=1)
+
+
+class DatasetOut(_Out):
+    id: int
+    name: str
+    kind: str
+    path: str
+    status: Status
+    stats: JSONObject | None
+    prepared_path: str | None
+    spec: JSONObject | None = Field(None, description="the dataset section of a spec using it")
+    error: str | None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+
+
+class DatasetsPage(BaseModel):
+    data: list[DatasetOut]
+    count: int

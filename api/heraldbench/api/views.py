@@ -1,0 +1,128 @@
+"""Rows to response bodies: the figures derived on read (progress, relative, links) live here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from heraldbench.api.core.config import Settings
+from heraldbench.api.models import Dataset, Experiment, Run, Study
+from heraldbench.api.results import accuracy_metrics, mlflow_link, relative_figures
+from heraldbench.api.schemas import (
+    DatasetOut,
+    ExperimentDetail,
+    ExperimentSummary,
+    Progress,
+    RunOut,
+    StudyOut,
+)
+
+__all__ = ["dataset_out", "experiment_detail", "experiment_summary", "study_out"]
+
+
+def experiment_summary(experiment: Experiment) -> ExperimentSummary:
+    return ExperimentSummary(
+        id=experiment.id,
+        name=experiment.name,
+        status=experiment.status,
+        created_at=experiment.created_at,
+        updated_at=experiment.updated_at,
+        progress=Progress(done=experiment.runs_done, total=experiment.runs_total),
+        mode=experiment.mode,
+        schedulers=list(experiment.schedulers),
+    )
+
+
+def experiment_detail(experiment: Experiment, settings: Settings) -> ExperimentDetail:
+    figures = relative_figures(experiment.runs)
+
+    def link(run_id: str | None) -> str | None:
+        return mlflow_link(
+            settings.mlflow_ui_url, experiment.mlflow_uri, experiment.mlflow_experiment_id, run_id
+        )
+
+    runs = [_run_out(run, figures[run.id], link(run.mlflow_run_id)) for run in experiment.runs]
+    summary = experiment_summary(experiment).model_dump()
+    return ExperimentDetail(
+        **summary,
+        spec=experiment.spec,
+        error=experiment.error,
+        mlflow_url=link(experiment.mlflow_parent_run_id),
+        tracking_error=experiment.tracking_error,
+        runs=runs,
+    )
+
+
+def _run_out(run: Run, relative: dict[str, float | None], link: str | None) -> RunOut:
+    result: dict[str, Any] = run.result or {}
+    return RunOut(
+        id=run.id,
+        experiment_id=run.experiment_id,
+        action=run.action,
+        scheduler=run.scheduler,
+        label=run.label,
+        params=run.params,
+        point=run.point,
+        point_label=run.point_label,
+        seed=run.seed,
+        status=run.status,
+        error=run.error,
+        traceback=run.traceback,
+        counts=result.get("counts"),
+        totals=result.get("totals"),
+        relative=relative,
+        bytes=result.get("bytes"),
+        bound=result.get("bound"),
+        time=result.get("time"),
+        metrics=accuracy_metrics(result),
+        series=run.series or {},
+        iterations=result.get("iterations"),
+        baseline_added=run.baseline_added,
+        wall_seconds=run.wall_seconds,
+        worker=run.worker,
+        mlflow_run_url=link,
+        tracking_error=run.tracking_error,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+    )
+
+
+def dataset_out(dataset: Dataset) -> DatasetOut:
+    spec = (
+        {"kind": "prepared", "path": dataset.prepared_path}
+        if dataset.status == "succeeded"
+        else None
+    )
+    return DatasetOut(
+        id=dataset.id,
+        name=dataset.name,
+        kind=dataset.kind,
+        path=dataset.path,
+        status=dataset.status,
+        stats=dataset.stats,
+        prepared_path=dataset.prepared_path,
+        spec=spec,
+        error=dataset.error,
+        created_at=dataset.created_at,
+        updated_at=dataset.updated_at,
+    )
+
+
+def study_out(study: Study) -> StudyOut:
+    plots = {
+        name: f"/api/studies/{study.id}/plots/{name}"
+        if study.plots and study.plots.get(name)
+        else None
+        for name in ("history", "importances", "pareto")
+    }
+    return StudyOut(
+        id=study.id,
+        name=study.name,
+        status=study.status,
+        created_at=study.created_at,
+        updated_at=study.updated_at,
+        directions=list(study.directions),
+        trials=study.trials or [],
+        best=study.best or [],
+        plots=plots,
+        error=study.error,
+    )

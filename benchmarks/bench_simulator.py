@@ -1,0 +1,99 @@
+"""Simulator throughput and peak memory at Criteo-Kaggle scale (DESIGN §5).
+
+Run: ``python benchmarks/bench_simulator.py`` (all sizes) or
+``python benchmarks/bench_simulator.py --fractions 0.01 --schedulers naive herald``.
+
+Each (size, scheduler) runs in a fresh process so that its peak RSS is its own. The trace is the
+synthetic Criteo-like generator at full Kaggle cardinalities (33.76 M rows), 8 workers × 256,
+caches of 10% of all rows, LRU. Generation time is measured in a separate pass and also
+included in each run's wall time (the simulator consumes the stream as it is generated).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+KAGGLE_SAMPLES = 45_840_617
+
+
+def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float) -> dict:
+    from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+    from heraldbench.platform.schedulers import create
+    from heraldbench.platform.sim import simulate
+
+    samples = int(KAGGLE_SAMPLES * fraction)
+    trace = SyntheticCriteoSpec(kind="synthetic-criteo", samples=samples, scale=1.0, seed=1).open()
+    if kind == "generate-only":
+        start = time.perf_counter()
+        ids = sum(chunk.ids.size for chunk in trace.chunks(1 << 16))
+        wall = time.perf_counter() - start
+        return {"ids": ids, "wall_seconds": wall, "ids_per_second": ids / wall}
+    _warm_up(kind, workers, batch)
+    scheduler = create(kind, workers=workers, batch_size=batch, seed=0)
+    cache_rows = int(ratio * trace.layout.total_rows)
+    start = time.perf_counter()
+    result = simulate(trace, scheduler, cache_rows=cache_rows)
+    wall = time.perf_counter() - start
+    c = result.counts
+    return {
+        "accesses": c.accesses,
+        "wall_seconds": wall,
+        "accesses_per_second": c.accesses / wall,
+        "pull": c.pull,
+        "push": c.push,
+        "state_bytes": result.state_bytes,
+    }
+
+
+def _warm_up(kind: str, workers: int, batch: int) -> None:
+    """Load the compiled kernels on a tiny trace, so JIT loading is not in the timed run."""
+    from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+    from heraldbench.platform.schedulers import create
+    from heraldbench.platform.sim import simulate
+
+    tiny = SyntheticCriteoSpec(kind="synthetic-criteo", samples=4 * workers * batch, scale=0.001)
+    trace = tiny.open()
+    simulate(trace, create(kind, workers=workers, batch_size=batch), cache_rows=batch * 26)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fractions", type=float, nargs="+", default=[0.01, 0.1, 1.0])
+    parser.add_argument("--schedulers", nargs="+", default=["naive", "herald"])
+    parser.add_argument("--workers", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--cache-ratio", type=float, default=0.1)
+    parser.add_argument("--one", nargs=2, metavar=("FRACTION", "KIND"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        figures = run_one(float(args.one[0]), args.one[1], args.workers, args.batch_size,
+                          args.cache_ratio)
+        figures["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(json.dumps(figures))
+        return
+    rows = []
+    for fraction in args.fractions:
+        for kind in ["generate-only", *args.schedulers]:
+            cmd = [sys.executable, __file__, "--one", str(fraction), kind,
+                   "--workers", str(args.workers), "--batch-size", str(args.batch_size),
+                   "--cache-ratio", str(args.cache_ratio)]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            rows.append({"fraction": fraction, "scheduler": kind, **figures})
+            print(_line(rows[-1]), flush=True)
+    print(json.dumps(rows, indent=1))
+
+
+def _line(row: dict) -> str:
+    rate = row.get("accesses_per_second") or row.get("ids_per_second")
+    return (f"{row['fraction']:>5.0%} {row['scheduler']:<14} {row['wall_seconds']:7.1f} s "
+            f"{rate / 1e6:6.1f} M/s  peak RSS {row['peak_rss_bytes'] / 2**30:5.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""heraldbench.pipelines."""

@@ -1,0 +1,246 @@
+"""Grid specs: an experiment spec whose knobs may be lists, expanded into single runs.
+
+A list where the schema wants one value is a grid axis::
+
+    schedulers: [{kind: herald, lookahead: [1, 2, 4]}]   # three herald entries
+    cache: {ratio: [0.01, 0.1]}                         # two points
+    seeds: [0, 1]                                       # every point twice
+
+Scheduler knobs multiply the scheduler entries *within* a point; every other axis multiplies the
+points; ``seeds`` (or a list under ``seed``) repeats every point. Where a field itself takes a list,
+only a list of lists is an axis. Every point is validated as a whole :class:`ExperimentSpec`, so a
+bad value is reported with the field's path and the point it belongs to. Each (point, seed,
+scheduler) is one run; naive is added to every (point, seed) that lacks it, as the baseline of its
+relative figures.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.runner import BASELINE, scheduler_specs
+from heraldbench.platform.schedulers import registered
+from heraldbench.platform.spec import ExperimentSpec, parse_spec
+
+__all__ = ["Axis", "Grid", "GridPoint", "PlannedRun", "expand"]
+
+KeyPath = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One knob with several values: ``path`` like ``("cache", "ratio")``."""
+
+    path: KeyPath
+    values: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One combination of the non-scheduler axes."""
+
+    index: int
+    values: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.values.items()) or "default"
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One (point, seed, scheduler): the unit of work of a Dask task.
+
+    Attributes:
+        spec: the run's effective spec: the point's values, the seed, this scheduler only.
+        label: the scheduler's kind plus the knobs set away from their defaults.
+        baseline_added: naive was added because the spec did not list it.
+    """
+
+    point: GridPoint
+    seed: int
+    spec: ExperimentSpec
+    label: str
+    baseline_added: bool
+
+    @property
+    def kind(self) -> str:
+        return self.spec.schedulers[0].kind
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.kind == BASELINE
+
+    @property
+    def group(self) -> tuple[int, int]:
+        """Runs of one group share a trace and a naive baseline."""
+        return (self.point.index, self.seed)
+
+
+@dataclass
+class Grid:
+    """A submitted spec, expanded."""
+
+    name: str
+    document: dict[str, Any]
+    axes: list[Axis]
+    scheduler_axes: list[str]
+    seeds: list[int]
+    points: list[GridPoint]
+    runs: list[PlannedRun] = field(default_factory=list)
+
+
+def expand(document: dict[str, Any]) -> Grid:
+    """Expand a grid spec into validated runs; raises :class:`SpecError` naming the field."""
+    if not isinstance(document, dict):
+        raise SpecError(f"a spec must be a mapping of fields, got {type(document).__name__}")
+    doc = copy.deepcopy(document)
+    seeds = _seeds(doc)
+    entries, scheduler_axes = _expand_schedulers(doc.get("schedulers"))
+    doc["schedulers"] = entries
+    axes = list(_axes(doc, ExperimentSpec, ()))
+    points = [
+        GridPoint(i, {a.name: v for a, v in zip(axes, values, strict=True)})
+        for i, values in enumerate(itertools.product(*(a.values for a in axes)))
+    ]
+    grid = Grid(str(doc.get("name", "?")), document, axes, scheduler_axes, seeds, points)
+    for point in points:
+        for seed in seeds:
+            spec = _validate(_substitute(doc, axes, point, seed), point, seed, len(points), seeds)
+            for sched, added in scheduler_specs(spec):
+                run_spec = spec.model_copy(update={"schedulers": [sched]})
+                grid.runs.append(PlannedRun(point, seed, run_spec, sched.label(), added))
+    return grid
+
+
+def _seeds(doc: dict[str, Any]) -> list[int]:
+    seeds = doc.pop("seeds", None)
+    if isinstance(doc.get("seed"), list):
+        if seeds is not None:
+            raise SpecError("give either seeds or a list under seed, not both")
+        seeds = doc.pop("seed")
+    if seeds is None:
+        return [doc.pop("seed", 0)]
+    doc.pop("seed", None)
+    if not isinstance(seeds, list) or not seeds:
+        raise SpecError(f"seeds: give a non-empty list of seeds (got {seeds!r})")
+    if len(set(map(repr, seeds))) != len(seeds):
+        raise SpecError(f"seeds: a seed is listed twice (got {seeds!r})")
+    return seeds
+
+
+def _expand_schedulers(entries: Any) -> tuple[Any, list[str]]:
+    """Scheduler entries with list knobs multiplied out, and the names of those knobs."""
+    if not isinstance(entries, list):
+        return entries, []
+    expanded, names = [], []
+    for entry in entries:
+        model = registered().get(entry.get("kind")) if isinstance(entry, dict) else None
+        if model is None:  # validation reports the unknown kind
+            expanded.append(entry)
+            continue
+        axes = list(_axes(entry, model.spec_cls, ()))
+        names += [
+            f"{entry['kind']}.{a.name}" for a in axes if f"{entry['kind']}.{a.name}" not in names
+        ]
+        for values in itertools.product(*(a.values for a in axes)):
+            expanded.append(_replace(entry, axes, values))
+    return expanded, names
+
+
+def _axes(doc: dict[str, Any], model: type[BaseModel] | None, prefix: KeyPath) -> Iterator[Axis]:
+    """Lists under ``doc`` where ``model``'s field wants one value (schedulers excluded)."""
+    for key, value in doc.items():
+        if prefix == () and key == "schedulers":
+            continue
+        annotation = _field_annotation(model, key)
+        if annotation is None:
+            continue  # unknown field: validation names it
+        if isinstance(value, dict):
+            yield from _axes(value, _nested_model(annotation, value), (*prefix, key))
+        elif isinstance(value, list) and _is_axis(annotation, value):
+            if not value:
+                raise SpecError(f"{'.'.join((*prefix, key))}: an empty list of values")
+            yield Axis((*prefix, key), tuple(value))
+
+
+def _field_annotation(model: type[BaseModel] | None, key: str) -> Any:
+    if model is None or key not in model.model_fields:
+        return None
+    return model.model_fields[key].annotation
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The alternatives of a union (through ``Annotated`` and ``Optional``), else itself."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _nested_model(annotation: Any, value: dict[str, Any]) -> type[BaseModel] | None:
+    models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+    if len(models) <= 1:
+        return models[0] if models else None
+    kind = value.get("kind")  # a discriminated union: the member whose kind matches
+    for m in models:
+        if "kind" in m.model_fields and m.model_fields["kind"].default == kind:
+            return m
+    return None
+
+
+def _accepts_sequence(annotation: Any) -> bool:
+    return any(
+        typing.get_origin(m) in (list, tuple, set, frozenset) or m in (list, tuple)
+        for m in _members(annotation)
+    )
+
+
+def _is_axis(annotation: Any, value: list[Any]) -> bool:
+    if not _accepts_sequence(annotation):
+        return True
+    return all(isinstance(v, list) for v in value)  # a list-valued field: only lists of lists
+
+
+def _replace(doc: dict[str, Any], axes: list[Axis], values: tuple[Any, ...]) -> dict[str, Any]:
+    doc = copy.deepcopy(doc)
+    for axis, value in zip(axes, values, strict=True):
+        target = doc
+        for key in axis.path[:-1]:
+            target = target[key]
+        target[axis.path[-1]] = value
+    return doc
+
+
+def _substitute(doc, axes, point: GridPoint, seed: int) -> dict[str, Any]:
+    values = tuple(point.values[a.name] for a in axes)
+    return {**_replace(doc, axes, values), "seed": seed}
+
+
+def _validate(
+    doc, point: GridPoint, seed: int, num_points: int, seeds: list[int]
+) -> ExperimentSpec:
+    try:
+        return parse_spec(doc)
+    except SpecError as exc:
+        where = [
+            f"point {point.label}" if num_points > 1 else "",
+            f"seed {seed}" if len(seeds) > 1 else "",
+        ]
+        context = " and ".join(w for w in where if w)
+        raise SpecError(f"{exc} (at {context})" if context else str(exc)) from exc

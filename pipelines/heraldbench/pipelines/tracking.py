@@ -1,0 +1,175 @@
+"""MLflow: where runs are tracked, and how a submission and its runs are logged.
+
+``MLFLOW_TRACKING_URI`` selects a tracking server (``http://mlflow:5000``); without it the
+embedded default is a SQLite store in the project data folder, ``$HERALDBENCH_HOME`` (default
+``./.heraldbench``): ``mlflow.db`` with artifacts under ``mlartifacts/``. (MLflow 3 refuses the
+old ``./mlruns`` file store, and SQLite suits one machine.)
+
+One MLflow experiment per spec name, created once by the driver before any task runs (first-time
+migrations and concurrent creation race on SQLite); one parent run per submission; one nested run
+per task, started on the Dask worker with ``parent_run_id`` (``nested=True`` only works within one
+process). Metrics go in batches (``MlflowClient.log_batch``, 1,000 per call): each log call is
+one request to a server.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from heraldbench.platform.exceptions import UnavailableError
+
+__all__ = [
+    "HOME_ENV",
+    "SERIES_CAP",
+    "Target",
+    "flatten",
+    "home",
+    "log_metrics",
+    "open_experiment",
+    "run_url",
+    "series_metrics",
+    "tracking_uri",
+    "ui_hint",
+]
+
+HOME_ENV = "HERALDBENCH_HOME"
+URI_ENV = "MLFLOW_TRACKING_URI"
+#: Stepped metrics logged per series at most; longer series are averaged over equal windows.
+SERIES_CAP = 1000
+_BATCH = 1000  # MLflow's limit of metrics per log_batch call
+_UI = "http://127.0.0.1:5000"
+
+
+def home() -> Path:
+    """The project data folder (``$HERALDBENCH_HOME``, default ``./.heraldbench``), created."""
+    folder = Path(os.environ.get(HOME_ENV) or ".heraldbench").resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def tracking_uri() -> str:
+    """``$MLFLOW_TRACKING_URI``, else the embedded SQLite store under :func:`home`."""
+    return os.environ.get(URI_ENV) or f"sqlite:///{home() / 'mlflow.db'}"
+
+
+def _is_local(uri: str) -> bool:
+    return uri.startswith(("sqlite:", "file:", "/"))
+
+
+def ui_hint(uri: str) -> str:
+    """How a user opens the MLflow UI on ``uri``."""
+    if uri.startswith("sqlite:"):
+        return f"mlflow ui --backend-store-uri {uri}   # then open {_UI}"
+    return f"open {uri}" if uri.startswith("http") else f"mlflow ui --backend-store-uri {uri}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a task logs: the store, the experiment and the submission's parent run."""
+
+    uri: str
+    experiment_id: str
+    parent_run_id: str
+
+    def url(self, run_id: str | None = None) -> str:
+        return run_url(self.uri, self.experiment_id, run_id or self.parent_run_id)
+
+
+def run_url(uri: str, experiment_id: str, run_id: str) -> str:
+    """The UI address of a run (on the server, or on ``mlflow ui``'s default port)."""
+    base = uri.rstrip("/") if uri.startswith("http") else _UI
+    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}"
+
+
+def open_experiment(client: Any, name: str, uri: str) -> str:
+    """The id of experiment ``name``, created if missing (local artifacts under :func:`home`)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        found = client.get_experiment_by_name(name)
+        if found is not None:
+            return found.experiment_id
+        location = (home() / "mlartifacts" / name).as_uri() if _is_local(uri) else None
+        return client.create_experiment(name, artifact_location=location)
+    except MlflowException as exc:
+        if "already exists" in str(exc):  # another driver created it just now
+            return client.get_experiment_by_name(name).experiment_id
+        raise UnavailableError(f"MLflow at {uri} refused the experiment {name!r}: {exc}") from None
+    except OSError as exc:
+        raise UnavailableError(f"cannot reach MLflow at {uri}: {exc}") from None
+
+
+def flatten(document: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Nested fields as dotted MLflow params: ``{"cache.ratio": "0.1", ...}``."""
+    flat: dict[str, str] = {}
+    for key, value in document.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}."))
+        else:
+            flat[name] = str(value)[:6000]  # MLflow's param value limit
+    return flat
+
+
+def scalar_metrics(values: Mapping[str, Any], prefix: str) -> dict[str, float]:
+    """The finite numbers of a flat mapping, as ``prefix/name`` metrics."""
+    out = {}
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            continue
+        if np.isfinite(value):
+            out[f"{prefix}/{key}"] = float(value)
+    return out
+
+
+def series_metrics(
+    series: Mapping[str, np.ndarray], cap: int = SERIES_CAP, prefix: str = "iteration"
+) -> tuple[list[Any], int]:
+    """Stepped metrics of per-iteration series, and the stride used.
+
+    Every iteration is logged while a series has at most ``cap`` of them; beyond that, the mean of
+    each window of ``stride = ceil(n / cap)`` iterations is logged at the window's first
+    iteration (the full series is in the run's CSV artifact).
+    """
+    from mlflow.entities import Metric
+
+    now = int(time.time() * 1000)
+    metrics, stride = [], 1
+    for name, values in series.items():
+        values = np.asarray(values, np.float64)
+        stride = max(1, -(-len(values) // cap))
+        steps = np.arange(0, len(values), stride)
+        means = np.add.reduceat(values, steps) / np.diff(np.append(steps, len(values)))
+        metrics += [
+            Metric(f"{prefix}/{name}", float(v), now, int(s))
+            for s, v in zip(steps, means, strict=True)
+        ]
+    return metrics, stride
+
+
+def log_metrics(client: Any, run_id: str, metrics: Iterable[Any] | Mapping[str, float]) -> None:
+    """Log metrics in batches of 1,000 (a mapping is logged at step 0)."""
+    from mlflow.entities import Metric
+
+    if isinstance(metrics, Mapping):
+        now = int(time.time() * 1000)
+        metrics = [Metric(k, float(v), now, 0) for k, v in metrics.items()]
+    metrics = list(metrics)
+    for start in range(0, len(metrics), _BATCH):
+        client.log_batch(run_id, metrics=metrics[start : start + _BATCH])
+
+
+def log_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
+    """Log params in batches (MLflow takes at most 100 per call)."""
+    from mlflow.entities import Param
+
+    items = [Param(k[:250], v) for k, v in params.items()]
+    for start in range(0, len(items), 100):
+        client.log_batch(run_id, params=items[start : start + 100])

@@ -1,0 +1,194 @@
+"""The ``heraldbench`` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from heraldbench.platform.exceptions import HeraldbenchError
+from heraldbench.platform.runner import ExperimentResult, simulate_experiment
+from heraldbench.platform.spec import load_spec
+
+app = typer.Typer(
+    help="Benchmark embedding-cache schedulers (Herald, HET, FAE, BagPipe, ...).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+# Piped output keeps a wide table instead of wrapping to 80 columns.
+out = Console(width=None if sys.stdout.isatty() else 200)
+err = Console(stderr=True)
+
+SpecPath = Annotated[Path, typer.Argument(help="experiment spec (YAML or JSON)")]
+
+
+@contextmanager
+def _user_errors():
+    """Print heraldbench errors as one clear message and exit 2, without a traceback."""
+    try:
+        yield
+    except HeraldbenchError as exc:
+        err.print(f"[bold red]error:[/] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def validate(spec: SpecPath) -> None:
+    """Check a spec and print it with every default filled in."""
+    with _user_errors():
+        parsed = load_spec(spec)
+    out.print_json(json.dumps(parsed.model_dump(mode="json")))
+
+
+@app.command()
+def simulate(
+    spec: SpecPath,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+    simulate_only: Annotated[
+        bool, typer.Option("--simulate-only", help="simulate a mode: train spec")
+    ] = False,
+    check_invariants: Annotated[
+        bool, typer.Option(help="verify the accounting invariants every iteration (slow)")
+    ] = False,
+    report_dir: Annotated[
+        Path | None, typer.Option("--report", help="also write the Table-1 report to this folder")
+    ] = None,
+) -> None:
+    """Count the communication each scheduler of SPEC costs on the spec's trace."""
+    with _user_errors():
+        parsed = load_spec(spec)
+        if parsed.mode == "train" and not simulate_only:
+            err.print(
+                f"error: {spec} has mode: train; run `heraldbench train {spec}` to train, or "
+                "pass --simulate-only to count its communication without training"
+            )
+            raise typer.Exit(2)
+        with _progress(enabled=not as_json) as factory:
+            result = simulate_experiment(
+                parsed, progress=factory, check_invariants=check_invariants
+            )
+    document = result.to_json()
+    if as_json:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    else:
+        out.print(comparison_table(result))
+    if report_dir is not None:
+        from heraldbench.platform.report import write_report
+
+        written = write_report(document, report_dir)
+        (err if as_json else out).print(f"report: {', '.join(str(p) for p in written)}")
+
+
+@app.command()
+def train(
+    spec: SpecPath,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+) -> None:
+    """Train the spec's DLRM under each scheduler: traffic moved, held-out AUC, throughput."""
+    from heraldbench.platform.train import train_experiment, training_table  # imports torch
+
+    with _user_errors():
+        parsed = load_spec(spec)
+        with _progress(enabled=not as_json) as factory:
+            result = train_experiment(parsed, progress=factory)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+    else:
+        out.print(training_table(result))
+
+
+@app.command()
+def report(
+    result: Annotated[Path, typer.Argument(help="JSON written by `heraldbench simulate --json`")],
+    out_dir: Annotated[Path, typer.Option("--out", help="folder for the report")] = Path("report"),
+    profile: Annotated[str, typer.Option(help="hardware profile of the modelled time")] = "tcp-100g",
+) -> None:
+    """Write Herald's Table 1, the full comparison and their charts for RESULT."""
+    from heraldbench.platform.report import report_command
+
+    with _user_errors():
+        for path in report_command(result, out_dir, profile):
+            out.print(str(path))
+
+
+@app.command()
+def schedulers() -> None:
+    """List the scheduler kinds and their knobs."""
+    from heraldbench.platform.schedulers import registered
+
+    table = Table("kind", "knobs (default)", "what it is")
+    for kind, cls in sorted(registered().items()):
+        knobs = ", ".join(
+            f"{name}={field.default}"
+            for name, field in cls.spec_cls.model_fields.items()
+            if name != "kind"
+        )
+        table.add_row(kind, knobs or "-", (cls.__doc__ or "").strip().splitlines()[0])
+    out.print(table)
+
+
+@contextmanager
+def _progress(enabled: bool):
+    """A progress bar per run on a terminal; nothing otherwise."""
+    live = enabled and err.is_terminal
+    if not live:
+        yield None
+        return
+    bar = Progress(
+        TextColumn("{task.description:<24}"), BarColumn(), TextColumn("{task.percentage:>5.1f}%"),
+        TimeRemainingColumn(), console=err, transient=True,
+    )  # fmt: skip
+    with bar:
+
+        def factory(label: str):
+            task = bar.add_task(label, total=None)
+
+            def update(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            return update
+
+        yield factory
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def comparison_table(result: ExperimentResult) -> Table:
+    """Relative and absolute traffic per scheduler, naive = 1; "× bound" is overall traffic over
+    the lower bound for the scheduler's own partition (strict demand-fetch schedulers only)."""
+    spec = result.spec
+    table = Table(
+        title=f"{spec.name}: {spec.cluster.workers} workers × {spec.cluster.batch_size}, "
+        f"cache {result.cache_rows:,} rows ({spec.cache.policy}), dim {spec.embedding_dim}, "
+        f"{spec.consistency}",
+    )
+    for column in ("scheduler", "pull", "push", "overall", "miss pull", "update pull",
+                   "evict push", "update push", "flush push", "allreduce", "hit rate",
+                   "× bound", "M acc/s"):
+        table.add_column(column, justify="left" if column == "scheduler" else "right")
+    for run in result.runs:
+        c = run.counts
+        name = run.label or run.scheduler
+        rate = c.accesses / run.wall_seconds / 1e6 if run.wall_seconds else 0.0
+        table.add_row(
+            name, _fmt(run.relative["pull"]), _fmt(run.relative["push"]),
+            _fmt(run.relative["overall"]), f"{c.miss_pull:,}", f"{c.update_pull:,}",
+            f"{c.evict_push:,}", f"{c.update_push:,}", f"{c.flush_push:,}",
+            f"{c.allreduce:,.0f}", f"{c.hits / c.lookups:.3f}" if c.lookups else "-",
+            _fmt(run.bound["gap"]["overall"]) if run.bound else "-", f"{rate:.1f}",
+        )  # fmt: skip
+    return table
+
+
+def main() -> None:
+    app()

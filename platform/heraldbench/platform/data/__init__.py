@@ -1,0 +1,16 @@
+"""Datasets: the synthetic Criteo-like generator and readers of the raw public formats.
+
+Each dataset kind has a spec (``kind`` tag + knobs) whose ``open()`` returns a trace; the spec
+classes live in their modules (``synthetic``, ``criteo``, ``avazu``, ``movielens``) and are
+composed into the experiment spec by :mod:`heraldbench.platform.spec`.
+"""
+
+from heraldbench.platform.data._trace import (
+    DatasetSpecBase,
+    InMemoryTrace,
+    SampleChunk,
+    TableLayout,
+    TraceSource,
+)
+
+__all__ = ["DatasetSpecBase", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource"]

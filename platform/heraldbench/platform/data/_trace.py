@@ -1,0 +1,205 @@
+"""Traces: ordered samples whose categorical ids are global embedding-row ids.
+
+A *trace source* streams :class:`SampleChunk` objects in trace order, so that a consumer never needs
+the whole dataset in memory. Row ids are global: ``table_offset[f] + local_id`` over one row space
+of ``layout.total_rows`` rows (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from heraldbench.platform.exceptions import DataError, SpecError
+
+__all__ = ["DatasetSpecBase", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource"]
+
+#: Global row ids are int32: Criteo Terabyte's 204 M capped rows fit with room to spare.
+ROW_ID_DTYPE = np.int32
+
+
+@dataclass(frozen=True)
+class TableLayout:
+    """Names and row counts of the embedding tables, in field order."""
+
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.names) != len(self.sizes):
+            raise DataError(f"{len(self.names)} table names but {len(self.sizes)} sizes")
+        if not self.sizes or min(self.sizes) <= 0:
+            raise DataError(f"every table needs at least one row, got sizes {list(self.sizes)}")
+        if sum(self.sizes) >= np.iinfo(ROW_ID_DTYPE).max:
+            raise DataError(f"{sum(self.sizes):,} rows exceed the int32 row-id space")
+
+    @property
+    def num_tables(self) -> int:
+        return len(self.sizes)
+
+    @property
+    def total_rows(self) -> int:
+        return int(sum(self.sizes))
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Global id of each table's first row, shape (F,)."""
+        return np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+
+@dataclass
+class SampleChunk:
+    """A contiguous run of samples.
+
+    Attributes:
+        ids: (n, F) int32 global row ids.
+        labels: (n,) float32 in {0, 1}.
+        dense: (n, D) float32 dense features (D may be 0).
+    """
+
+    ids: np.ndarray
+    labels: np.ndarray
+    dense: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def slice(self, start: int, stop: int) -> SampleChunk:
+        return SampleChunk(self.ids[start:stop], self.labels[start:stop], self.dense[start:stop])
+
+
+class TraceSource(abc.ABC):
+    """An ordered, replayable stream of samples.
+
+    Subclasses implement :meth:`_blocks`; :meth:`chunks` re-cuts those blocks to any size, so a
+    consumer's chunking never changes the data it sees.
+    """
+
+    layout: TableLayout
+    num_samples: int
+    num_dense: int
+
+    @abc.abstractmethod
+    def _blocks(self) -> Iterator[SampleChunk]:
+        """Yield the samples in trace order, in blocks of any size."""
+
+    def describe(self) -> dict[str, Any]:
+        """Facts about the dataset for reports (kind, sizes, calibration figures)."""
+        return {
+            "samples": self.num_samples,
+            "tables": self.layout.num_tables,
+            "rows": self.layout.total_rows,
+            "dense_features": self.num_dense,
+        }
+
+    def chunks(self, chunk_samples: int) -> Iterator[SampleChunk]:
+        """Yield consecutive chunks of exactly ``chunk_samples`` samples (the last may be short)."""
+        if chunk_samples <= 0:
+            raise ValueError(f"chunk_samples must be positive, got {chunk_samples}")
+        pending: list[SampleChunk] = []
+        held = 0
+        for block in self._blocks():
+            pending.append(block)
+            held += len(block)
+            while held >= chunk_samples:
+                merged = _concat(pending)
+                yield merged.slice(0, chunk_samples)
+                rest = merged.slice(chunk_samples, len(merged))
+                pending, held = ([rest], len(rest)) if len(rest) else ([], 0)
+        if held:
+            yield _concat(pending)
+
+    def materialize(self) -> InMemoryTrace:
+        """Load the whole trace into memory (for small traces and tests)."""
+        return InMemoryTrace.from_chunk(_concat(list(self._blocks())), self.layout)
+
+
+def _concat(chunks: list[SampleChunk]) -> SampleChunk:
+    if len(chunks) == 1:
+        return chunks[0]
+    return SampleChunk(
+        np.concatenate([c.ids for c in chunks]),
+        np.concatenate([c.labels for c in chunks]),
+        np.concatenate([c.dense for c in chunks]),
+    )
+
+
+@dataclass
+class InMemoryTrace(TraceSource):
+    """A trace held in arrays; ids are validated against the layout."""
+
+    ids: np.ndarray
+    labels: np.ndarray
+    dense: np.ndarray
+    layout: TableLayout
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.ids = np.ascontiguousarray(self.ids, dtype=ROW_ID_DTYPE)
+        n = self.ids.shape[0]
+        if self.ids.ndim != 2 or self.ids.shape[1] != self.layout.num_tables:
+            raise DataError(
+                f"ids must have shape (n, {self.layout.num_tables}), got {self.ids.shape}"
+            )
+        self.labels = np.ascontiguousarray(self.labels, dtype=np.float32).reshape(n)
+        self.dense = np.ascontiguousarray(self.dense, dtype=np.float32).reshape(n, -1)
+        self.num_samples = n
+        self.num_dense = self.dense.shape[1]
+        self._check_ranges()
+
+    def _check_ranges(self) -> None:
+        if self.num_samples == 0:
+            return
+        offsets = self.layout.offsets
+        local = self.ids.astype(np.int64) - offsets
+        sizes = np.asarray(self.layout.sizes)
+        bad = (local < 0) | (local >= sizes)
+        if bad.any():
+            row, col = map(int, np.argwhere(bad)[0])
+            raise DataError(
+                f"sample {row} field {col}: global id {int(self.ids[row, col])} is outside table "
+                f"{self.layout.names[col]!r} (rows {offsets[col]}..{offsets[col] + sizes[col] - 1})"
+            )
+
+    @classmethod
+    def from_chunk(
+        cls, chunk: SampleChunk, layout: TableLayout, info: dict[str, Any] | None = None
+    ) -> InMemoryTrace:
+        return cls(chunk.ids, chunk.labels, chunk.dense, layout, dict(info or {}))
+
+    @classmethod
+    def from_local_ids(
+        cls,
+        local_ids: np.ndarray,
+        table_sizes: list[int] | tuple[int, ...],
+        labels: np.ndarray | None = None,
+        dense: np.ndarray | None = None,
+    ) -> InMemoryTrace:
+        """Build from per-table local ids of shape (n, F) (handy for tiny hand-written traces)."""
+        local_ids = np.asarray(local_ids, dtype=np.int64)
+        n, f = local_ids.shape
+        layout = TableLayout(tuple(f"C{i + 1}" for i in range(f)), tuple(int(s) for s in table_sizes))
+        ids = local_ids + layout.offsets
+        labels = np.zeros(n, np.float32) if labels is None else labels
+        dense = np.zeros((n, 0), np.float32) if dense is None else dense
+        return cls(ids, labels, dense, layout)
+
+    def _blocks(self) -> Iterator[SampleChunk]:
+        yield SampleChunk(self.ids, self.labels, self.dense)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), **self.info}
+
+
+class DatasetSpecBase(BaseModel):
+    """Base of every dataset spec: a ``kind`` tag and :meth:`open`, which returns the trace."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def open(self) -> TraceSource:
+        raise SpecError(f"dataset kind {getattr(self, 'kind', '?')!r} cannot be opened")

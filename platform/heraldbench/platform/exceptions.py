@@ -1,0 +1,88 @@
+"""The one error hierarchy of heraldbench.
+
+Every error a user can cause or meet derives from :class:`HeraldbenchError`; the API maps the
+classes below to HTTP status codes in one place (``heraldbench.api``)::
+
+    HeraldbenchError
+    ├── SpecError(ValueError)            a spec or knob is invalid            -> 422
+    ├── DataError(ValueError)            a dataset cannot be read             -> 422
+    │   └── TraceFormatError             a malformed line, with file and line
+    ├── UnknownNameError(KeyError)       an unknown scheduler / policy name   -> 422
+    ├── NotFoundError(LookupError)       an unknown experiment, run, dataset  -> 404
+    ├── CapacityError(ValueError)        a cache cannot hold what it must     -> 422
+    ├── UnavailableError(ConnectionError)  a Dask scheduler or tracking server
+    │                                      cannot be reached                  -> 503
+    └── InvariantViolation(AssertionError)  the simulator broke DESIGN §2     -> 500
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "CapacityError",
+    "DataError",
+    "HeraldbenchError",
+    "InvariantViolation",
+    "NotFoundError",
+    "SpecError",
+    "TraceFormatError",
+    "UnavailableError",
+    "UnknownNameError",
+]
+
+
+class HeraldbenchError(Exception):
+    """Root of every error heraldbench raises on purpose."""
+
+
+class SpecError(HeraldbenchError, ValueError):
+    """An experiment spec, or a knob passed to a constructor, is invalid."""
+
+
+class DataError(HeraldbenchError, ValueError):
+    """A dataset cannot be read or is inconsistent."""
+
+
+class TraceFormatError(DataError):
+    """A raw data file has a malformed line.
+
+    Attributes:
+        path: the file.
+        line: 1-based line number.
+    """
+
+    def __init__(self, path: str | Path, line: int, reason: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{self.path}:{line}: {reason}")
+
+
+class UnknownNameError(HeraldbenchError, KeyError):
+    """A registry lookup failed; the message lists the known names."""
+
+    def __init__(self, kind: str, name: str, known: list[str]) -> None:
+        self.kind = kind
+        self.name = name
+        self.known = sorted(known)
+        super().__init__(f"unknown {kind} {name!r}; known: {', '.join(self.known)}")
+
+    def __str__(self) -> str:  # KeyError would otherwise quote the whole message
+        return str(self.args[0])
+
+
+class NotFoundError(HeraldbenchError, LookupError):
+    """An experiment, run, study or dataset id does not exist."""
+
+
+class CapacityError(HeraldbenchError, ValueError):
+    """A cache is too small for what the accounting requires of it."""
+
+
+class UnavailableError(HeraldbenchError, ConnectionError):
+    """A service heraldbench relies on (Dask scheduler, MLflow server) cannot be reached."""
+
+
+class InvariantViolation(HeraldbenchError, AssertionError):
+    """The simulator state broke one of the invariants of docs/semantics.md."""

@@ -1,0 +1,217 @@
+"""Run every scheduler of a spec on the same trace and put the results side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from heraldbench.platform.data import TraceSource
+from heraldbench.platform.metrics import Counts, relative_to
+from heraldbench.platform.bounds import lower_bound
+from heraldbench.platform.schedulers import (
+    NaiveSpec,
+    Scheduler,
+    SchedulerSpecBase,
+    SyncRule,
+    from_spec,
+)
+from heraldbench.platform.sim import simulate
+from heraldbench.platform.timemodel import model_times
+from heraldbench.platform.spec import ExperimentSpec
+
+__all__ = [
+    "BASELINE",
+    "ExperimentResult",
+    "RunResult",
+    "fill_relative",
+    "scheduler_specs",
+    "simulate_experiment",
+    "simulate_run",
+]
+
+BASELINE = "naive"
+
+#: Builds a per-run progress callback (samples done, samples total) from a run label.
+ProgressFactory = Callable[[str], Callable[[int, int], None]]
+
+
+@dataclass
+class RunResult:
+    scheduler: str
+    params: dict[str, Any]
+    counts: Counts
+    iterations: int
+    samples_dropped: int
+    wall_seconds: float
+    series: dict[str, np.ndarray]
+    relative: dict[str, float | None] = field(default_factory=dict)
+    baseline_added: bool = False
+    bound: dict[str, Any] | None = None
+    label: str = ""
+
+    def to_json(self, spec: ExperimentSpec) -> dict[str, Any]:
+        embedding_dim = spec.embedding_dim
+        return {
+            "scheduler": self.scheduler,
+            "label": self.label or self.scheduler,
+            "params": self.params,
+            "counts": self.counts.as_dict(),
+            "totals": self.counts.totals(),
+            "relative": self.relative,
+            "bytes": self.counts.bytes(embedding_dim),
+            "iterations": self.iterations,
+            "samples_dropped": self.samples_dropped,
+            "wall_seconds": round(self.wall_seconds, 4),
+            "accesses_per_second": (
+                self.counts.accesses / self.wall_seconds if self.wall_seconds > 0 else None
+            ),
+            "baseline_added": self.baseline_added,
+            "bound": self.bound,
+            "time": model_times(
+                self.series,
+                workers=spec.cluster.workers,
+                batch_size=spec.cluster.batch_size,
+                embedding_dim=embedding_dim,
+            ),
+        }
+
+
+@dataclass
+class ExperimentResult:
+    spec: ExperimentSpec
+    dataset: dict[str, Any]
+    cache_rows: int
+    runs: list[RunResult]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "experiment": {
+                "name": self.spec.name,
+                "mode": self.spec.mode,
+                "baseline": BASELINE,
+                "cache_rows": self.cache_rows,
+                "dataset": self.dataset,
+                "spec": self.spec.model_dump(mode="json"),
+            },
+            "runs": [run.to_json(self.spec) for run in self.runs],
+        }
+
+
+def scheduler_specs(spec: ExperimentSpec) -> list[tuple[SchedulerSpecBase, bool]]:
+    """The spec's schedulers, with naive prepended when the spec lacks the baseline."""
+    listed = [(s, False) for s in spec.schedulers]
+    if not any(s.kind == BASELINE for s in spec.schedulers):
+        listed.insert(0, (NaiveSpec(), True))
+    return listed
+
+
+def simulate_run(
+    spec: ExperimentSpec,
+    sched_spec: SchedulerSpecBase,
+    *,
+    trace: TraceSource | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    check_invariants: bool = False,
+    baseline_added: bool = False,
+) -> RunResult:
+    """Simulate one scheduler of ``spec`` (relative figures are filled in by the caller)."""
+    trace = trace if trace is not None else spec.dataset.open()
+    cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
+    scheduler = from_spec(
+        sched_spec, workers=spec.cluster.workers, batch_size=spec.cluster.batch_size, seed=spec.seed
+    )
+    with_bound = spec.lower_bound and _bound_applies(scheduler, spec)
+    result = simulate(
+        trace,
+        scheduler,
+        cache_rows=cache_rows,
+        policy=spec.cache.policy,
+        consistency=spec.consistency,
+        check_invariants=check_invariants,
+        record_partitions=with_bound,
+        progress=progress,
+    )
+    bound = _bound(trace, scheduler, result, cache_rows) if with_bound else None
+    return RunResult(
+        scheduler=sched_spec.kind,
+        params=sched_spec.knobs(),
+        counts=result.counts,
+        iterations=result.iterations,
+        samples_dropped=result.samples_dropped,
+        wall_seconds=result.wall_seconds,
+        series=result.series,
+        baseline_added=baseline_added,
+        bound=bound,
+        label=sched_spec.label(),
+    )
+
+
+def _bound_applies(scheduler: Scheduler, spec: ExperimentSpec) -> bool:
+    """The bound is for strict, demand-fetching schedulers whose every batch goes through the
+    caches: relaxed reads (HET), replicated batches (FAE) and prefetching executors (BagPipe)
+    are outside its premise, so no gap is reported for them."""
+    return (
+        spec.consistency == "strict"
+        and scheduler.executor() is None
+        and scheduler.sync_policy.rule is not SyncRule.BOUNDED_STALENESS
+        and scheduler.replicated_rows is None
+        and type(scheduler).prepare is Scheduler.prepare
+    )
+
+
+def _bound(trace: TraceSource, scheduler: Scheduler, result, cache_rows: int) -> dict[str, Any]:
+    bound = lower_bound(
+        trace,
+        result.partitions,
+        workers=scheduler.workers,
+        batch_size=scheduler.batch_size,
+        cache_rows=cache_rows,
+    )
+    gap = bound.gap(result.counts)
+    if scheduler.sync_policy.direct:
+        # The push bound counts write-backs through the PS; a direct transfer to the reader is
+        # not one, so only the pull gap is meaningful.
+        gap = {"pull": gap["pull"], "push": None, "overall": None}
+    return {
+        "pulls": bound.pulls,
+        "pushes": bound.pushes,
+        "flush": bound.flush,
+        "compulsory_pulls": bound.compulsory_pulls,
+        "coherence_pulls": bound.coherence_pulls,
+        "gap": gap,
+    }
+
+
+def fill_relative(runs: list[RunResult]) -> None:
+    """Set every run's relative figures against the naive run among them."""
+    baseline = next(r for r in runs if r.scheduler == BASELINE)
+    for run in runs:
+        run.relative = relative_to(run.counts, baseline.counts)
+
+
+def simulate_experiment(
+    spec: ExperimentSpec,
+    *,
+    trace: TraceSource | None = None,
+    progress: ProgressFactory | None = None,
+    check_invariants: bool = False,
+) -> ExperimentResult:
+    """Simulate every scheduler of ``spec`` on one trace; relative figures are against naive."""
+    trace = trace if trace is not None else spec.dataset.open()
+    runs = [
+        simulate_run(
+            spec,
+            sched_spec,
+            trace=trace,
+            progress=progress(sched_spec.kind) if progress else None,
+            check_invariants=check_invariants,
+            baseline_added=added,
+        )
+        for sched_spec, added in scheduler_specs(spec)
+    ]
+    fill_relative(runs)
+    cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
+    return ExperimentResult(spec, trace.describe(), cache_rows, runs)

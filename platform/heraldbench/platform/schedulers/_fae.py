@@ -1,0 +1,357 @@
+"""fae: hot rows replicated on every worker, hot and cold batches scheduled apart (Adnan et al.,
+PVLDB'22).
+
+Modelling assumptions (research/schedulers.md §3.2–3.4, docs/semantics.md "Replicated rows"):
+
+* **Profile.** ``round(sampling_rate × samples)`` positions are drawn uniformly *with
+  replacement* (FAE's ``dlrm_input_profiler.py``), streamed chunk by chunk; every id of a drawn
+  sample counts one access, all tables ranked jointly.
+* **Hot set.** The top-N rows by sampled count, ties broken by smaller row id; a row never
+  sampled is never hot, so H can be smaller than N. N is ``ceil(hot_ratio × rows)`` (Herald's
+  baseline: 1%) or ``hot_budget // (embedding_dim × 4)`` (FAE's GPU budget, fp32 rows).
+* **Inputs.** A sample is hot iff *every* one of its ids is in H.
+* **Order.** The trace is replayed as pure global batches: cold batches first, then hot ones,
+  each class in trace order. ``switch_period`` None switches once (FAE's public trainer);
+  r alternates at most r cold then r hot batches until both classes run out. A class's trailing
+  partial batch is dropped.
+* **Cold batches** are naive's: the same seeded random partition, write-through.
+* **Hot batches** touch no cache; their gradients are all-reduced: all |H| rows (``dense``,
+  Herald's FAE baseline) or the batch's distinct rows (``sparse``). The simulator loads H on
+  every worker when a hot phase starts and writes one replica back when it ends.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field, field_validator, model_validator
+
+from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.exceptions import DataError
+from heraldbench.platform.schedulers._base import (
+    CacheView,
+    Plan,
+    Scheduler,
+    SchedulerSpecBase,
+    SyncPolicy,
+    SyncRule,
+    register,
+)
+from heraldbench.platform.schedulers._partitions import random_partition
+from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
+
+__all__ = ["FAE", "FAESpec", "FAETrace", "HotProfile"]
+
+#: Samples read from the source trace at a time while profiling and reordering.
+_READ_SAMPLES = 1 << 16
+#: Default share of all rows that is hot (Herald's FAE baseline: 1% of Criteo's rows).
+_DEFAULT_HOT_RATIO = 0.01
+
+
+class FAESpec(SchedulerSpecBase):
+    """Knobs of FAE. Give at most one of ``hot_ratio`` and ``hot_budget``; neither means 1%.
+
+    Attributes:
+        hot_ratio: hot rows as a share of all embedding rows (N = ceil(ratio × rows)).
+        hot_budget: bytes for the hot table, e.g. ``"256MiB"`` (FAE's default);
+            N = budget // (embedding_dim × 4).
+        embedding_dim: row width used to turn ``hot_budget`` into rows; ignored with a ratio.
+        sampling_rate: share of the trace drawn, with replacement, to count accesses.
+        switch_period: None switches from cold to hot once; r alternates ≤ r cold, ≤ r hot.
+        allreduce: ``dense`` all-reduces |H| rows per hot batch, ``sparse`` the batch's rows.
+    """
+
+    kind: Literal["fae"] = "fae"
+    hot_ratio: float | None = Field(
+        _DEFAULT_HOT_RATIO, gt=0.0, le=1.0, description="hot rows as a share of all rows (1%)"
+    )
+    hot_budget: int | str | None = Field(
+        None, description="bytes for the hot table, e.g. '256MiB'; replaces hot_ratio"
+    )
+    embedding_dim: int = Field(128, ge=1, le=65536, description="row width for hot_budget")
+    sampling_rate: float = Field(
+        0.05, gt=0.0, le=1.0, description="share of samples drawn to profile (FAE DLRM: 5%)"
+    )
+    switch_period: int | None = Field(
+        None, ge=1, description="None: all cold then all hot; r: alternate r cold, r hot batches"
+    )
+    allreduce: Literal["dense", "sparse"] = Field(
+        "dense", description="all-reduce every hot row (Herald's baseline) or the batch's rows"
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _budget_replaces_ratio(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("hot_budget") is not None:
+            if data.get("hot_ratio") is not None:
+                raise ValueError(
+                    f"give one of hot_ratio or hot_budget, got both (hot_ratio="
+                    f"{data['hot_ratio']!r}, hot_budget={data['hot_budget']!r})"
+                )
+            data = {**data, "hot_ratio": None}
+        return data
+
+    @field_validator("hot_budget")
+    @classmethod
+    def _parse_budget(cls, value: int | str | None) -> int | None:
+        return None if value is None else parse_bytes(value)
+
+    @model_validator(mode="after")
+    def _one_hot_size(self) -> FAESpec:
+        if self.hot_ratio is None and self.hot_budget is None:
+            raise ValueError("give one of hot_ratio or hot_budget, got neither")
+        if self.hot_budget is not None and self.hot_budget < self._row_bytes:
+            raise ValueError(
+                f"hot_budget {self.hot_budget} B is smaller than one row of embedding_dim "
+                f"{self.embedding_dim} ({self._row_bytes} B)"
+            )
+        return self
+
+    @property
+    def _row_bytes(self) -> int:
+        return self.embedding_dim * BYTES_PER_VALUE
+
+    def hot_row_target(self, total_rows: int) -> int:
+        """N, the size of the hot set before profiling: at most ``total_rows``."""
+        if self.hot_budget is not None:
+            return min(total_rows, int(self.hot_budget) // self._row_bytes)
+        return min(total_rows, math.ceil(self.hot_ratio * total_rows))  # type: ignore[operator]
+
+
+@dataclass(frozen=True)
+class HotProfile:
+    """Outcome of FAE's offline phase on one trace.
+
+    Attributes:
+        hot_rows: sorted int32 global ids of H.
+        sampled_samples: samples drawn (with replacement) for the counts.
+        hot_samples: samples of the source whose ids are all hot.
+        cold_samples: the other samples.
+    """
+
+    hot_rows: np.ndarray
+    sampled_samples: int
+    hot_samples: int
+    cold_samples: int
+
+    @property
+    def hot_input_share(self) -> float:
+        total = self.hot_samples + self.cold_samples
+        return self.hot_samples / total if total else 0.0
+
+
+@register
+class FAE(Scheduler):
+    """FAE in a distributed PS setting, as Herald's baseline adapts it (research/schedulers.md §3).
+
+    :meth:`prepare` profiles the trace, fixes the hot set H (``replicated_rows``) and returns the
+    trace reordered into pure hot and pure cold global batches (:class:`FAETrace`). Cold batches
+    are naive's; a hot batch is served by H, replicated on every worker and kept identical by
+    all-reduce, so it touches no cache. Which batches are hot is known from the phase plan fixed
+    in :meth:`prepare`; before it runs, every batch is cold (naive).
+    """
+
+    kind = "fae"
+    spec_cls = FAESpec
+
+    def __init__(self, spec: SchedulerSpecBase, *, workers: int, batch_size: int, seed: int = 0):
+        super().__init__(spec, workers=workers, batch_size=batch_size, seed=seed)
+        self.profile: HotProfile | None = None
+        self._batch_is_hot = np.zeros(0, dtype=bool)
+
+    @property
+    def sync_policy(self) -> SyncPolicy:
+        return SyncPolicy(SyncRule.WRITE_THROUGH)  # cold batches; hot ones do not touch caches
+
+    def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
+        return random_partition(self.global_batch, self.batch_size, self.seed, iteration)
+
+    def is_hot(self, iteration: int) -> bool:
+        """Whether global batch ``iteration`` of the prepared trace is a hot batch."""
+        return iteration < self._batch_is_hot.size and bool(self._batch_is_hot[iteration])
+
+    def plan(self, ids: np.ndarray, view: CacheView, iteration: int) -> Plan:
+        assign = self.partition(ids, view, iteration)
+        if not self.is_hot(iteration):
+            return Plan(assign)
+        if self.spec.allreduce == "dense":  # type: ignore[attr-defined]
+            rows = len(self.replicated_rows)  # type: ignore[arg-type]
+        else:
+            rows = int(np.unique(ids).size)
+        return Plan(assign, replicated=True, allreduce_rows=rows)
+
+    def prepare(self, trace: TraceSource) -> FAETrace:
+        spec: FAESpec = self.spec  # type: ignore[assignment]
+        target = spec.hot_row_target(trace.layout.total_rows)
+        rng = np.random.default_rng([self.seed, 0xFAE])
+        counts, sampled = sample_access_counts(trace, spec.sampling_rate, rng)
+        hot_rows = top_rows(counts, target)
+        hot_table = np.zeros(trace.layout.total_rows, dtype=bool)
+        hot_table[hot_rows] = True
+        hot_samples = count_hot_samples(trace, hot_table)
+        self.profile = HotProfile(hot_rows, sampled, hot_samples, trace.num_samples - hot_samples)
+        self.replicated_rows = hot_rows
+        prepared = FAETrace(trace, hot_table, self.profile, self.global_batch, spec.switch_period)
+        self._batch_is_hot = prepared.batch_is_hot()
+        return prepared
+
+
+def sample_access_counts(
+    trace: TraceSource, rate: float, rng: np.random.Generator
+) -> tuple[np.ndarray, int]:
+    """Access count of every row over ``round(rate × samples)`` samples drawn with replacement.
+
+    The draws are streamed: each chunk receives a binomial share of the draws still to make (its
+    share of the samples still unread), which gives exactly a multinomial split of uniform draws,
+    and its positions are then drawn uniformly within the chunk.
+
+    Returns:
+        (counts per global row as int64, number of samples drawn).
+    """
+    rows = trace.layout.total_rows
+    total = trace.num_samples
+    draws = max(1, round(rate * total)) if total else 0
+    counts = np.zeros(rows, dtype=np.int64)
+    pending: list[np.ndarray] = []
+    held, unread, left = 0, total, draws
+    for chunk in trace.chunks(_READ_SAMPLES):
+        take = int(rng.binomial(left, len(chunk) / unread)) if left else 0
+        unread, left = unread - len(chunk), left - take
+        if take:
+            pending.append(chunk.ids[rng.integers(0, len(chunk), take)].ravel())
+            held += pending[-1].size
+        if held >= max(rows, _READ_SAMPLES):  # bincount costs O(rows): amortise it
+            counts += np.bincount(np.concatenate(pending), minlength=rows)
+            pending, held = [], 0
+    if pending:
+        counts += np.bincount(np.concatenate(pending), minlength=rows)
+    return counts, draws
+
+
+def top_rows(counts: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` rows with the largest positive counts, ties to smaller ids, as sorted int32."""
+    sampled = np.flatnonzero(counts)
+    if sampled.size <= n:
+        return sampled.astype(np.int32)
+    values = counts[sampled]
+    threshold = np.partition(values, values.size - n)[values.size - n]  # the n-th largest
+    above = sampled[values > threshold]
+    ties = sampled[values == threshold][: n - above.size]  # ascending ids
+    return np.sort(np.concatenate([above, ties])).astype(np.int32)
+
+
+def count_hot_samples(trace: TraceSource, hot_table: np.ndarray) -> int:
+    """Samples of ``trace`` whose ids are all hot."""
+    return sum(int(_hot_mask(chunk, hot_table).sum()) for chunk in trace.chunks(_READ_SAMPLES))
+
+
+def phase_plan(hot_batches: int, cold_batches: int, period: int | None) -> list[tuple[bool, int]]:
+    """Phases as (hot?, batches), cold first; with a period, alternate until both run out."""
+    step = max(hot_batches, cold_batches, 1) if period is None else period
+    phases: list[tuple[bool, int]] = []
+    left = {False: cold_batches, True: hot_batches}
+    while left[False] or left[True]:
+        for hot in (False, True):
+            run = min(step, left[hot])
+            left[hot] -= run
+            if not run:
+                continue
+            if phases and phases[-1][0] == hot:  # the other class ran out: one longer phase
+                run += phases.pop()[1]
+            phases.append((hot, run))
+    return phases
+
+
+def _hot_mask(chunk: SampleChunk, hot_table: np.ndarray) -> np.ndarray:
+    return hot_table[chunk.ids].all(axis=1)
+
+
+class FAETrace(TraceSource):
+    """A trace replayed as pure hot and pure cold global batches, in FAE's phase order.
+
+    It streams: one filtered pass over the source per class, interleaved phase by phase, so
+    memory does not grow with the trace. Each class keeps its trace order. The last
+    ``hot_samples mod B`` hot samples and ``cold_samples mod B`` cold samples (B the global
+    batch) are dropped and reported as ``samples_dropped_by_reordering``.
+
+    Args:
+        source: the original trace.
+        hot_table: per global row, whether it is hot.
+        profile: the profile ``hot_table`` came from.
+        global_batch: B = W·m.
+        switch_period: see :class:`FAESpec`.
+    """
+
+    def __init__(
+        self,
+        source: TraceSource,
+        hot_table: np.ndarray,
+        profile: HotProfile,
+        global_batch: int,
+        switch_period: int | None,
+    ):
+        self.source, self.hot_table, self.profile = source, hot_table, profile
+        self.global_batch, self.switch_period = global_batch, switch_period
+        self.layout, self.num_dense = source.layout, source.num_dense
+        hot_batches = profile.hot_samples // global_batch
+        cold_batches = profile.cold_samples // global_batch
+        self.phases = phase_plan(hot_batches, cold_batches, switch_period)
+        self.num_samples = (hot_batches + cold_batches) * global_batch
+        self.samples_dropped_by_reordering = source.num_samples - self.num_samples
+
+    def batch_is_hot(self) -> np.ndarray:
+        """Per global batch, in replay order, whether it is hot."""
+        flags = [hot for hot, _ in self.phases]
+        return np.repeat(np.array(flags, dtype=bool), [n for _, n in self.phases])
+
+    def describe(self) -> dict[str, Any]:
+        hot_batches = int(self.batch_is_hot().sum())
+        return {
+            **self.source.describe(),
+            "samples": self.num_samples,
+            "source_samples": self.source.num_samples,
+            "hot_rows": int(self.profile.hot_rows.size),
+            "hot_input_share": self.profile.hot_input_share,
+            "sampled_samples": self.profile.sampled_samples,
+            "switch_period": self.switch_period,
+            "phases": len(self.phases),
+            "hot_batches": hot_batches,
+            "cold_batches": self.num_samples // self.global_batch - hot_batches,
+            "samples_dropped_by_reordering": self.samples_dropped_by_reordering,
+            "ends_in_hot_phase": bool(self.phases) and self.phases[-1][0],
+        }
+
+    def _blocks(self) -> Iterator[SampleChunk]:
+        streams = {hot: _ClassStream(self._samples_of_class(hot)) for hot in (False, True)}
+        for hot, batches in self.phases:
+            yield from streams[hot].take(batches * self.global_batch)
+
+    def _samples_of_class(self, hot: bool) -> Iterator[SampleChunk]:
+        for chunk in self.source.chunks(_READ_SAMPLES):
+            keep = _hot_mask(chunk, self.hot_table)
+            if not hot:
+                keep = ~keep
+            if keep.any():
+                yield SampleChunk(chunk.ids[keep], chunk.labels[keep], chunk.dense[keep])
+
+
+class _ClassStream:
+    """Hands out the samples of one filtered iterator in runs of a requested length."""
+
+    def __init__(self, chunks: Iterator[SampleChunk]):
+        self._chunks = chunks
+        self._rest: SampleChunk | None = None
+
+    def take(self, n: int) -> Iterator[SampleChunk]:
+        while n > 0:
+            chunk = self._rest if self._rest is not None else next(self._chunks, None)
+            if chunk is None:
+                raise DataError(f"the source trace ended {n} samples short of its profile")
+            self._rest = chunk.slice(n, len(chunk)) if len(chunk) > n else None
+            head = chunk.slice(0, min(n, len(chunk)))
+            n -= len(head)
+            yield head

@@ -1,0 +1,236 @@
+"""Eviction structures of the simulated caches, one per worker.
+
+LRU: a log of (row, iteration) touches in touch order; an entry is live while the row is cached at
+that worker and was last touched in that iteration, so the first live entry is the LRU victim.
+LFU and LFUOpt: a binary min-heap keyed by (use count, touch sequence) with lazy deletion: an entry
+is live while the row's count and last iteration still match it. LFUOpt (HET) caps counts at
+``LFUOPT_LEVELS`` and moves a row that reaches the cap to a permanent store that is never evicted;
+unlike HET, the store is limited to K - m·F rows, so one iteration's working set always fits.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+POLICY_LRU, POLICY_LFU, POLICY_LFUOPT = 0, 1, 2
+LFUOPT_LEVELS = 10
+PERMANENT = np.int32(1 << 30)  # use count of a row in LFUOpt's permanent store
+
+_one = np.uint64(1)
+
+
+@numba.njit(cache=True, inline="always")
+def popcount(mask):  # pragma: no cover - numba
+    m = np.uint64(mask)
+    c = 0
+    while m:
+        m &= m - _one
+        c += 1
+    return c
+
+
+@numba.njit(cache=True)
+def bit_of(w):  # pragma: no cover - numba
+    return _one << np.uint64(w)
+
+
+# ---- eviction structures ---------------------------------------------------------------------
+@numba.njit(cache=True)
+def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no cover
+    bit = bit_of(w)
+    out = 0
+    for i in range(head[w], tail[w]):
+        k = log_ids[w, i]
+        if (np.uint64(cached[k]) & bit) and last_use[k, w] == log_t[w, i]:
+            log_ids[w, out] = k
+            log_t[w, out] = log_t[w, i]
+            out += 1
+    head[w] = 0
+    tail[w] = out
+
+
+@numba.njit(cache=True)
+def _heap_swap(keys, hids, hts, w, a, b):  # pragma: no cover - numba
+    keys[w, a], keys[w, b] = keys[w, b], keys[w, a]
+    hids[w, a], hids[w, b] = hids[w, b], hids[w, a]
+    hts[w, a], hts[w, b] = hts[w, b], hts[w, a]
+
+
+@numba.njit(cache=True)
+def _heap_push(keys, hids, hts, size, w, key, k, t):  # pragma: no cover - numba
+    i = size[w]
+    keys[w, i] = key
+    hids[w, i] = k
+    hts[w, i] = t
+    size[w] += 1
+    while i > 0:
+        parent = (i - 1) // 2
+        if keys[w, i] < keys[w, parent]:
+            _heap_swap(keys, hids, hts, w, i, parent)
+            i = parent
+        else:
+            break
+
+
+@numba.njit(cache=True)
+def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
+    k, t, key = hids[w, 0], hts[w, 0], keys[w, 0]
+    size[w] -= 1
+    n = size[w]
+    if n > 0:
+        keys[w, 0], hids[w, 0], hts[w, 0] = keys[w, n], hids[w, n], hts[w, n]
+        i = 0
+        while True:
+            left, right, smallest = 2 * i + 1, 2 * i + 2, i
+            if left < n and keys[w, left] < keys[w, smallest]:
+                smallest = left
+            if right < n and keys[w, right] < keys[w, smallest]:
+                smallest = right
+            if smallest == i:
+                break
+            _heap_swap(keys, hids, hts, w, i, smallest)
+            i = smallest
+    return k, t, key
+
+
+@numba.njit(cache=True)
+def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - numba
+    return (
+        (np.uint64(cached[k]) & bit_of(w)) != 0
+        and last_use[k, w] == t
+        and use_count[k, w] == (key >> 36)
+    )
+
+
+@numba.njit(cache=True)
+def _heap_compact(w, keys, hids, hts, size, cached, last_use, use_count):  # pragma: no cover
+    live = 0
+    for i in range(size[w]):
+        if _lfu_live(w, hids[w, i], hts[w, i], keys[w, i], cached, last_use, use_count):
+            keys[w, live], hids[w, live], hts[w, live] = keys[w, i], hids[w, i], hts[w, i]
+            live += 1
+    size[w] = 0
+    for i in range(live):  # re-heapify by pushing (entries already sit in the prefix)
+        _heap_push(keys, hids, hts, size, w, keys[w, i], hids[w, i], hts[w, i])
+
+
+@numba.njit(cache=True)
+def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
+          slot):  # pragma: no cover - numba
+    bit = bit_of(w)
+    cached[k] = np.uint64(cached[k]) & ~bit
+    valid[k] = np.uint64(valid[k]) & ~bit
+    evicted_ids[slot] = k
+    evicted_w[slot] = w
+    if pending.shape[0] > 1:  # bounded staleness: the copy's unpushed updates leave with it
+        evicted_pending[slot] = pending[k, w]
+        pending[k, w] = 0
+
+
+@numba.njit(cache=True, inline="always")
+def _protected(k, protect):  # pragma: no cover - numba
+    return protect.shape[0] > 0 and protect[k] > 0
+
+
+@numba.njit(cache=True)
+def evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log_ids, log_t,
+              log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
+              first_slot):  # pragma: no cover - numba
+    """Evict ``need`` least recently used rows, never one of this iteration; rows in
+    ``protect`` (read again within the scheduler's replacement window) are passed over, unless
+    every cached row is protected. Passed-over entries go back to the young end of the log."""
+    bit = bit_of(w)
+    done = 0
+    passes_left = log_tail[w] - log_head[w]
+    while done < need:
+        i = log_head[w]
+        log_head[w] += 1
+        k = log_ids[w, i]
+        t = log_t[w, i]
+        if not ((np.uint64(cached[k]) & bit) and last_use[k, w] == t):
+            continue
+        pinned = t == iteration
+        if pinned or (passes_left > 0 and _protected(k, protect)):
+            passes_left -= 1
+            if log_tail[w] == log_ids.shape[1]:
+                _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
+            log_ids[w, log_tail[w]] = k
+            log_t[w, log_tail[w]] = t
+            log_tail[w] += 1
+            continue
+        _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
+              first_slot + done)
+        done += 1
+
+
+@numba.njit(cache=True)
+def evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect, use_count,
+              heap_keys, heap_ids, heap_t, heap_size, evicted_ids, evicted_w, evicted_pending,
+              first_slot):  # pragma: no cover - numba
+    """Evict ``need`` least frequently used rows, never one of this iteration; protected rows
+    are set aside like them unless nothing else is left."""
+    aside_keys = np.empty(heap_size[w], np.int64)
+    aside_ids = np.empty(heap_size[w], np.int32)
+    aside_t = np.empty(heap_size[w], np.int32)
+    n_aside = 0
+    protecting = True
+    done = 0
+    while done < need:
+        if heap_size[w] == 0:  # only pinned or protected rows remain: give up protection
+            protecting = False
+            for i in range(n_aside):
+                if aside_t[i] != iteration:
+                    _heap_push(heap_keys, heap_ids, heap_t, heap_size, w, aside_keys[i],
+                               aside_ids[i], aside_t[i])
+                    aside_t[i] = -1
+        k, t, key = _heap_pop(heap_keys, heap_ids, heap_t, heap_size, w)
+        if not _lfu_live(w, k, t, key, cached, last_use, use_count):
+            continue
+        if t == iteration or (protecting and _protected(k, protect)):
+            aside_keys[n_aside] = key
+            aside_ids[n_aside] = k
+            aside_t[n_aside] = t
+            n_aside += 1
+            continue
+        _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
+              first_slot + done)
+        done += 1
+    for i in range(n_aside):
+        if aside_t[i] >= 0:
+            _heap_push(heap_keys, heap_ids, heap_t, heap_size, w, aside_keys[i], aside_ids[i],
+                       aside_t[i])
+
+
+@numba.njit(cache=True)
+def log_touch(w, k, iteration, log_ids, log_t, log_head, log_tail, cached,
+              last_use):  # pragma: no cover - numba
+    """Record an LRU touch (``last_use`` must already hold ``iteration``)."""
+    if log_tail[w] == log_ids.shape[1]:
+        _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
+    log_ids[w, log_tail[w]] = k
+    log_t[w, log_tail[w]] = iteration
+    log_tail[w] += 1
+
+
+@numba.njit(cache=True)
+def lfu_touch(w, k, iteration, inserted, policy, permanent_cap, permanent, use_count, touch_seq,
+              heap_keys, heap_ids, heap_t, heap_size, cached, last_use):  # pragma: no cover
+    """Count a touch and queue the row's new heap entry (none for LFUOpt's permanent rows)."""
+    if inserted:
+        use_count[k, w] = 1
+    elif use_count[k, w] == PERMANENT:
+        return
+    else:
+        use_count[k, w] += 1
+    if policy == POLICY_LFUOPT and use_count[k, w] >= LFUOPT_LEVELS:
+        use_count[k, w] = LFUOPT_LEVELS
+        if permanent[w] < permanent_cap:
+            use_count[k, w] = PERMANENT
+            permanent[w] += 1
+            return
+    if heap_size[w] == heap_keys.shape[1]:
+        _heap_compact(w, heap_keys, heap_ids, heap_t, heap_size, cached, last_use, use_count)
+    key = (np.int64(use_count[k, w]) << 36) | touch_seq[w]
+    touch_seq[w] += 1
+    _heap_push(heap_keys, heap_ids, heap_t, heap_size, w, key, k, iteration)

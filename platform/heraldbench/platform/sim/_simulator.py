@@ -1,0 +1,332 @@
+"""The trace-driven simulator: executes a scheduler's decisions and counts DESIGN §2 traffic.
+
+Two passes run in lockstep over the trace. The *residency* pass partitions each batch, classifies
+reads and evicts; the *sync* pass trails it by the scheduler's look-ahead window and accounts the
+pushes. Splitting them is exact because which copies are cached and valid never depends on when a
+dirty row is pushed, only on who reads and writes it (docs/semantics.md).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
+from heraldbench.platform.metrics import Counts, ring_allreduce
+from heraldbench.platform.schedulers import Scheduler, SyncRule
+from heraldbench.platform.sim import _kernels, _sync
+from heraldbench.platform.sim._state import POLICIES, ClusterState, IterationRecords
+
+__all__ = ["SERIES", "SimResult", "simulate"]
+
+#: Per-iteration series recorded for every run, in column order.
+SERIES = ("hits", "miss_pull", "update_pull", "evict_push", "update_push", "allreduce", "metadata")
+_BATCHES_PER_CHUNK = 64
+
+ProgressCallback = Callable[[int, int], None]  # (samples done, samples total)
+
+
+@dataclass
+class SimResult:
+    """Counts, per-iteration series and facts of one simulated run."""
+
+    counts: Counts
+    series: dict[str, np.ndarray]
+    iterations: int
+    samples_dropped: int
+    wall_seconds: float
+    state_bytes: int
+    partitions: np.ndarray | None = None  # (iterations, W·m) worker of each sample, if recorded
+    info: dict[str, object] = field(default_factory=dict)
+
+
+def simulate(
+    trace: TraceSource,
+    scheduler: Scheduler,
+    *,
+    cache_rows: int,
+    policy: Literal["lru", "lfu", "lfuopt"] = "lru",
+    consistency: Literal["strict", "optimistic"] = "strict",
+    check_invariants: bool = False,
+    record_partitions: bool = False,
+    progress: ProgressCallback | None = None,
+) -> SimResult:
+    """Run ``scheduler`` over ``trace`` with caches of ``cache_rows`` rows per worker.
+
+    Args:
+        check_invariants: verify the invariants of docs/semantics.md after every iteration
+            (slow: O(rows) per iteration; for tests).
+        record_partitions: keep every iteration's partition in ``SimResult.partitions`` (for the
+            lower bound); W·m bytes per iteration.
+        progress: called with (samples done, samples total) after every chunk.
+    """
+    own = scheduler.executor()
+    if own is not None:
+        return own(
+            trace, scheduler, cache_rows=cache_rows, policy=policy, consistency=consistency,
+            check_invariants=check_invariants, record_partitions=record_partitions,
+            progress=progress,
+        )  # fmt: skip
+    run = _Run(trace, scheduler, cache_rows, policy, consistency, check_invariants,
+               record_partitions)
+    return run.execute(progress)
+
+
+class _Run:
+    def __init__(self, trace, scheduler, cache_rows, policy, consistency, check, record,
+                 log_sent=False):
+        self.trace = scheduler.prepare(trace)
+        self.scheduler, self.check = scheduler, check
+        self.policy = scheduler.cache_policy or policy
+        _validate(self.trace, scheduler, cache_rows, self.policy, consistency)
+        self.workers, self.m = scheduler.workers, scheduler.batch_size
+        self.fields = self.trace.layout.num_tables
+        self.sync = scheduler.sync_policy
+        self.het = self.sync.rule is SyncRule.BOUNDED_STALENESS
+        self.lag = self.sync.lag
+        self.strict = consistency == "strict"
+        self.state = ClusterState.empty(
+            self.trace.layout.total_rows, self.workers, cache_rows, self.m * self.fields,
+            self.policy, bounded_staleness=self.het,
+        )  # fmt: skip
+        record_size = scheduler.global_batch * self.fields
+        self.ring = [
+            IterationRecords.empty(record_size, self.workers, log_sent) for _ in range(self.lag + 1)
+        ]
+        self.batch_ring: list[SampleChunk | None] = [None] * (self.lag + 1)
+        self.assign_ring: list[np.ndarray | None] = [None] * (self.lag + 1)
+        self.replicated_ring = [False] * (self.lag + 1)
+        self.iterations = self.trace.num_samples // scheduler.global_batch
+        self.series = np.zeros((self.iterations, len(SERIES)), np.float64)
+        self.sync_counts = np.zeros(3, np.int64)
+        self.partitions = (
+            np.zeros((self.iterations, scheduler.global_batch), np.int8) if record else None
+        )
+        self.hot_phase = False
+        self.window = scheduler.replacement_window
+        rows = self.trace.layout.total_rows
+        self.protect = np.zeros(rows if self.window else 0, np.int32)  # future batches reading a row
+        self.window_seen = np.zeros(rows if self.window else 0, np.int32)
+
+
+    def execute(self, progress: ProgressCallback | None) -> SimResult:
+        start = time.perf_counter()
+        for _ in self.completed_iterations(progress):
+            pass
+        return self._result(time.perf_counter() - start)
+
+    def completed_iterations(self, progress: ProgressCallback | None = None) -> Iterator[int]:
+        """Run the trace, yielding each iteration once all its decisions (syncs too) are made;
+        its records stay in ``ring[iteration % len(ring)]`` until the next value is requested."""
+        done = 0
+        for iteration, batch in self._batches():
+            completed = self._step(iteration, batch)
+            if completed is not None:
+                yield completed
+            done += len(batch)
+            if progress is not None and (iteration + 1) % _BATCHES_PER_CHUNK == 0:
+                progress(done, self.trace.num_samples)
+        if not self.het:
+            for iteration in range(max(0, self.iterations - self.lag), self.iterations):
+                self._sync(iteration)
+                yield iteration
+        if progress is not None:
+            progress(self.trace.num_samples, self.trace.num_samples)
+        if self.sync_counts[2]:
+            raise InvariantViolation(f"{self.sync_counts[2]} pulls read a row with a dirty copy")
+
+    def _batches(self) -> Iterator[tuple[int, SampleChunk]]:
+        """Global batches in order; with a replacement window, ``protect`` counts for each row
+        the batches among the next ``window`` that read it when a batch is yielded."""
+        ahead: deque[SampleChunk] = deque()
+        for index, batch in enumerate(self._raw_batches()):
+            ahead.append(batch)
+            self._count_window(batch, index, +1)
+            if len(ahead) > self.window:
+                yield from self._current(index - self.window, ahead)
+        first_left = self.iterations - len(ahead)
+        for offset in range(len(ahead)):
+            yield from self._current(first_left + offset, ahead)
+
+    def _current(self, iteration: int, ahead: deque[SampleChunk]) -> Iterator[tuple[int, SampleChunk]]:
+        batch = ahead.popleft()
+        self._count_window(batch, iteration, -1)
+        yield iteration, batch
+
+    def _count_window(self, batch: SampleChunk, index: int, delta: int) -> None:
+        if self.window:
+            marker = np.int32(2 * index + (1 if delta > 0 else 2))
+            _kernels.count_batch_rows(batch.ids, marker, self.window_seen, self.protect, delta)
+
+    def _raw_batches(self) -> Iterator[SampleChunk]:
+        batch = self.scheduler.global_batch
+        for chunk in self.trace.chunks(batch * _BATCHES_PER_CHUNK):
+            for offset in range(0, len(chunk) - batch + 1, batch):
+                yield chunk.slice(offset, offset + batch)
+
+    def _step(self, iteration: int, batch: SampleChunk) -> int | None:
+        """Residency of ``iteration``; returns the iteration whose syncs completed, if any."""
+        s = self.state
+        plan = self.scheduler.plan(batch.ids, s.view(), iteration)
+        assign = np.ascontiguousarray(plan.assign, dtype=np.int32)
+        if self.check:
+            _check_partition(assign, self.workers, self.m, iteration)
+        if self.partitions is not None:
+            self.partitions[iteration] = assign
+        slot = iteration % len(self.ring)
+        rec = self.ring[slot]
+        self.batch_ring[slot], self.assign_ring[slot] = batch, assign
+        self.replicated_ring[slot] = plan.replicated
+        self._switch_phase(iteration, plan.replicated)
+        if plan.replicated:
+            rec.clear()
+            self.series[iteration, 5] += ring_allreduce(plan.allreduce_rows, self.workers)
+        else:
+            self._read_and_write(iteration, batch, assign, rec)
+        if self.check:
+            _check_state(s, iteration)
+        if self.het:
+            self._sync_bounded_staleness(iteration, rec)
+            return iteration
+        if iteration >= self.lag:
+            self._sync(iteration - self.lag)
+            return iteration - self.lag
+        return None
+
+    def _switch_phase(self, iteration: int, replicated: bool) -> None:
+        """FAE's phase switches: load the replicated table on entry, write it back on exit."""
+        if replicated == self.hot_phase:
+            return
+        rows = self.scheduler.replicated_rows
+        if replicated:
+            self.series[iteration, 1] += self.workers * len(rows)
+        else:
+            self.series[iteration, 4] += len(rows)  # one replica; they are identical
+            _sync.invalidate(rows, self.state.valid)
+        self.hot_phase = replicated
+
+    def _read_and_write(self, iteration, batch, assign, rec) -> None:
+        s = self.state
+        counts = np.zeros(3, np.int64)
+        rec.n_touched, rec.n_evicted = _kernels.read_batch(
+            batch.ids, assign, iteration, self.workers, s.capacity, s.policy, s.permanent_cap,
+            self.sync.bound if self.het else -1,
+            s.cached, s.valid, s.last_use, s.seen, s.occupancy, self.protect,
+            s.log_ids, s.log_t, s.log_head, s.log_tail,
+            s.use_count, s.permanent, s.heap_keys, s.heap_ids, s.heap_t, s.heap_size, s.touch_seq,
+            s.clock, s.version, s.pending, s.touch_pos,
+            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.touched_occ,
+            rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
+        )  # fmt: skip
+        self.series[iteration, :3] += counts
+        if not self.het:
+            rec.n_written = _kernels.write_batch(
+                rec.touched_ids, rec.touched_w, rec.n_touched, s.writers, s.valid,
+                not self.strict, rec.write_ids, rec.write_masks,
+            )  # fmt: skip
+
+    def _sync_bounded_staleness(self, iteration: int, rec: IterationRecords) -> None:
+        s = self.state
+        counts = np.zeros(2, np.int64)
+        rec.sent_n[0] = 0
+        _sync.bounded_staleness_sync(
+            rec.touched_ids, rec.touched_w, rec.touched_occ, rec.n_touched, rec.evicted_ids,
+            rec.evicted_pending, rec.n_evicted, rec.evicted_w,
+            self.sync.clock_unit == "occurrence", self.sync.bound, s.clock, s.version, s.pending,
+            counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
+        )  # fmt: skip
+        self.series[iteration, 3:5] += counts
+        self.series[iteration, 6] += rec.n_touched  # a version check per lookup
+
+    def _sync(self, iteration: int) -> None:
+        """Push accounting of ``iteration``; the residency pass has reached iteration + lag."""
+        rec = self.ring[iteration % len(self.ring)]
+        ahead_iteration = min(iteration + self.lag, self.iterations - 1)
+        ahead = self.ring[ahead_iteration % len(self.ring)]
+        n_ahead = ahead.n_written if ahead_iteration > iteration else 0
+        before = self.sync_counts[:2].copy()
+        s = self.state
+        rec.sent_n[0] = 0
+        _sync.sync_iteration(
+            iteration, self.workers, self.sync.rule is SyncRule.ON_DEMAND, self.sync.window,
+            self.sync.direct, self.strict, self.check,
+            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.n_touched,
+            rec.evicted_ids, rec.evicted_w, rec.n_evicted,
+            rec.write_ids, rec.write_masks, rec.n_written,
+            ahead.write_ids, ahead.write_masks, n_ahead,
+            s.dirty, s.partial, s.last_use, self.sync_counts,
+            rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
+        )  # fmt: skip
+        self.series[iteration, 3:5] += self.sync_counts[:2] - before
+
+    def _flush(self) -> int:
+        s = self.state
+        flush = _sync.count_pending(s.pending) if self.het else _sync.count_dirty(s.dirty)
+        if self.hot_phase:
+            flush += len(self.scheduler.replicated_rows)
+        return int(flush)
+
+    def _result(self, wall: float) -> SimResult:
+        totals = self.series.sum(axis=0)
+        counts = Counts(
+            accesses=self.iterations * self.scheduler.global_batch * self.fields,
+            lookups=int(totals[0] + totals[1] + totals[2]),
+            hits=int(totals[0]),
+            miss_pull=int(totals[1]),
+            update_pull=int(totals[2]),
+            evict_push=int(totals[3]),
+            update_push=int(totals[4]),
+            flush_push=self._flush(),
+            allreduce=float(totals[5]),
+            metadata=int(totals[6]),
+        )
+        return SimResult(
+            counts=counts,
+            series={name: self.series[:, i] for i, name in enumerate(SERIES)},
+            iterations=self.iterations,
+            samples_dropped=self.trace.num_samples - self.iterations * self.scheduler.global_batch,
+            wall_seconds=wall,
+            state_bytes=self.state.nbytes(),
+            partitions=self.partitions,
+            info={"policy": self.policy, "trace": self.trace.describe()},
+        )
+
+
+def _validate(trace, scheduler, cache_rows, policy, consistency) -> None:
+    if policy not in POLICIES:
+        raise SpecError(f"cache policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    if consistency not in ("strict", "optimistic"):
+        raise SpecError(f"consistency must be 'strict' or 'optimistic', got {consistency!r}")
+    working_set = scheduler.batch_size * trace.layout.num_tables
+    if cache_rows < working_set:
+        raise CapacityError(
+            f"a cache of {cache_rows:,} rows cannot hold one worker's ids of one iteration "
+            f"(batch_size {scheduler.batch_size} × {trace.layout.num_tables} fields = "
+            f"{working_set:,}); use at least {working_set:,} rows"
+        )
+    if trace.num_samples // scheduler.global_batch * scheduler.workers >= 2**31 - 1:
+        raise CapacityError("too many iterations × workers for the simulator's int32 markers")
+
+
+def _check_partition(assign: np.ndarray, workers: int, m: int, iteration: int) -> None:
+    loads = np.bincount(assign, minlength=workers)
+    if loads.shape[0] != workers or (loads != m).any():
+        raise InvariantViolation(f"iteration {iteration}: worker loads {loads.tolist()} != {m}")
+
+
+def _check_state(s: ClusterState, iteration: int) -> None:
+    occupancy = np.array(
+        [np.count_nonzero(s.cached & s.cached.dtype.type(1 << w)) for w in range(s.workers)]
+    )
+    if (occupancy != s.occupancy).any():
+        raise InvariantViolation(f"iteration {iteration}: occupancy {s.occupancy} != {occupancy}")
+    if (occupancy > s.capacity).any():
+        raise InvariantViolation(f"iteration {iteration}: occupancy {occupancy} > {s.capacity}")
+    if (s.valid & ~s.cached).any():
+        raise InvariantViolation(f"iteration {iteration}: a valid copy is not cached")

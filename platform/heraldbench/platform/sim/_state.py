@@ -1,0 +1,161 @@
+"""The simulated cluster's state: per-row bitmasks, per-worker eviction structures, records.
+
+Memory (R rows, W workers, K rows per cache): masks 4·R·b bytes (b = 1 byte up to 8 workers),
+``last_use`` 4·R·W bytes, eviction log 16·W·(K + m·F) bytes; LFU adds 4·R·W, HET's clocks
+20·R·W. Criteo Kaggle, 8 workers, 10% caches, LRU: about 2 GB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from heraldbench.platform.exceptions import CapacityError
+from heraldbench.platform.schedulers import CacheView
+from heraldbench.platform.sim import _eviction as ev
+
+__all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype"]
+
+POLICIES = {"lru": ev.POLICY_LRU, "lfu": ev.POLICY_LFU, "lfuopt": ev.POLICY_LFUOPT}
+
+
+def mask_dtype(workers: int) -> type[np.unsignedinteger]:
+    """Smallest unsigned integer with a bit per worker."""
+    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if workers <= np.iinfo(dtype).bits:
+            return dtype
+    raise CapacityError(f"at most 64 workers are supported, got {workers}")
+
+
+@dataclass
+class ClusterState:
+    """Everything the reads, writes and syncs of an iteration read and mutate."""
+
+    workers: int
+    capacity: int
+    policy: int
+    cached: np.ndarray
+    valid: np.ndarray
+    dirty: np.ndarray
+    partial: np.ndarray
+    writers: np.ndarray
+    last_use: np.ndarray
+    seen: np.ndarray
+    occupancy: np.ndarray
+    log_ids: np.ndarray
+    log_t: np.ndarray
+    log_head: np.ndarray
+    log_tail: np.ndarray
+    use_count: np.ndarray
+    permanent: np.ndarray
+    permanent_cap: int
+    clock: np.ndarray
+    version: np.ndarray
+    pending: np.ndarray
+    touch_pos: np.ndarray
+    heap_keys: np.ndarray
+    heap_ids: np.ndarray
+    heap_t: np.ndarray
+    heap_size: np.ndarray
+    touch_seq: np.ndarray
+
+    @classmethod
+    def empty(
+        cls,
+        rows: int,
+        workers: int,
+        capacity: int,
+        working_set: int,
+        policy: str,
+        bounded_staleness: bool = False,
+    ) -> ClusterState:
+        mdt = mask_dtype(workers)
+        held = min(capacity, rows)
+        # The eviction structure holds live entries (<= K + one iteration's inserts) plus stale
+        # ones; twice that keeps compaction amortised O(1) per touch.
+        slots = 2 * (held + working_set) + 16
+        lru = policy == "lru"
+        het = bounded_staleness
+        per_row = (rows, workers)
+        return cls(
+            workers=workers,
+            capacity=capacity,
+            policy=POLICIES[policy],
+            cached=np.zeros(rows, mdt),
+            valid=np.zeros(rows, mdt),
+            dirty=np.zeros(rows, mdt),
+            partial=np.zeros(rows, np.bool_),
+            writers=np.zeros(rows, mdt),
+            last_use=np.full(per_row, -1, np.int32),
+            seen=np.zeros(rows, np.int32),
+            occupancy=np.zeros(workers, np.int64),
+            log_ids=np.zeros((workers, slots if lru else 1), np.int32),
+            log_t=np.zeros((workers, slots if lru else 1), np.int32),
+            log_head=np.zeros(workers, np.int64),
+            log_tail=np.zeros(workers, np.int64),
+            use_count=np.zeros((1, 1) if lru else per_row, np.int32),
+            permanent=np.zeros(workers, np.int64),
+            permanent_cap=max(0, capacity - working_set),
+            clock=np.zeros(rows if het else 0, np.int64),
+            version=np.zeros(per_row if het else (0, 0), np.int64),
+            pending=np.zeros(per_row if het else (0, 0), np.int32),
+            touch_pos=np.zeros(rows if het else 0, np.int32),
+            heap_keys=np.zeros((workers, 1 if lru else slots), np.int64),
+            heap_ids=np.zeros((workers, 1 if lru else slots), np.int32),
+            heap_t=np.zeros((workers, 1 if lru else slots), np.int32),
+            heap_size=np.zeros(workers, np.int64),
+            touch_seq=np.zeros(workers, np.int64),
+        )
+
+    def view(self) -> CacheView:
+        return CacheView(valid=self.valid, cached=self.cached)
+
+    def nbytes(self) -> int:
+        return sum(v.nbytes for v in vars(self).values() if isinstance(v, np.ndarray))
+
+
+@dataclass
+class IterationRecords:
+    """What one iteration touched, evicted and wrote; kept for the sync pass's look-ahead."""
+
+    touched_ids: np.ndarray
+    touched_w: np.ndarray
+    touched_kind: np.ndarray
+    touched_occ: np.ndarray
+    evicted_ids: np.ndarray
+    evicted_w: np.ndarray
+    evicted_pending: np.ndarray
+    write_ids: np.ndarray
+    write_masks: np.ndarray
+    sent_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    sent_w: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    sent_how: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    sent_n: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64))
+    n_touched: int = 0
+    n_evicted: int = 0
+    n_written: int = 0
+
+    def clear(self) -> None:
+        self.n_touched = self.n_evicted = self.n_written = 0
+
+    @classmethod
+    def empty(cls, size: int, workers: int, log_sent: bool = False) -> IterationRecords:
+        """Records for iterations of at most ``size`` touches; ``log_sent`` also keeps the list
+        of copies sent to the PS or another worker: evictions, plus at most one per worker of
+        each row written now or at the far end of the sync window."""
+        sent = (2 * workers + 1) * size if log_sent else 0
+        return cls(
+            sent_ids=np.zeros(sent, np.int32),
+            sent_w=np.zeros(sent, np.int8),
+            sent_how=np.zeros(sent, np.int8),
+            touched_ids=np.zeros(size, np.int32),
+            touched_w=np.zeros(size, np.int8),
+            touched_kind=np.zeros(size, np.int8),
+            touched_occ=np.zeros(size, np.int32),
+            evicted_ids=np.zeros(size, np.int32),
+            evicted_w=np.zeros(size, np.int8),
+            evicted_pending=np.zeros(size, np.int32),
+            write_ids=np.zeros(size, np.int32),
+            write_masks=np.zeros(size, mask_dtype(workers)),
+        )

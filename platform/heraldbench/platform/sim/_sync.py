@@ -1,0 +1,186 @@
+"""numba kernels of the sync pass: pushes under each sync rule, and the final flush.
+
+Every kernel can also log each row it sends (row, worker, how) into a push log, for executors that
+move real rows (the trainer); an empty log array turns logging off.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from heraldbench.platform.sim._eviction import bit_of, popcount
+from heraldbench.platform.sim._kernels import TOUCH_HIT
+
+SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its worker
+
+
+@numba.njit(cache=True)
+def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
+    if log_k.shape[0] > 0:
+        i = log_n[0]
+        log_k[i] = k
+        log_w[i] = w
+        log_how[i] = how
+        log_n[0] = i + 1
+
+
+@numba.njit(cache=True)
+def _log_holders(k, holders, workers, how, log_k, log_w, log_how, log_n):  # pragma: no cover
+    for v in range(workers):
+        if np.uint64(holders) & bit_of(v):
+            _log_sent(k, v, how, log_k, log_w, log_how, log_n)
+
+
+@numba.njit(cache=True)
+def sync_iteration(
+    iteration, workers, on_demand, window, direct, strict, check,
+    pulled_ids, pulled_w, pulled_kind, n_pulled,
+    evicted_ids, evicted_w, n_evicted,
+    write_ids, write_masks, n_written,
+    ahead_ids, ahead_masks, n_ahead,
+    dirty, partial, last_use, counts, log_k, log_w, log_how, log_n,
+):  # pragma: no cover - numba
+    """Push accounting of one iteration, run once the reads of the look-ahead window are known.
+
+    counts[0] += evict pushes, counts[1] += update pushes, counts[2] += consistency violations
+    (a pull while another copy of the row is dirty, or while a partial copy exists).
+    """
+    if check:
+        for i in range(n_pulled):
+            if pulled_kind[i] == TOUCH_HIT:
+                continue
+            k = pulled_ids[i]
+            others = np.uint64(dirty[k]) & ~bit_of(pulled_w[i])
+            if others != 0 or (partial[k] and dirty[k] != 0):
+                counts[2] += 1
+    for i in range(n_evicted):
+        k = evicted_ids[i]
+        bit = bit_of(evicted_w[i])
+        if np.uint64(dirty[k]) & bit:
+            counts[0] += 1
+            _log_sent(k, evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
+            dirty[k] = np.uint64(dirty[k]) & ~bit
+            if dirty[k] == 0:
+                partial[k] = False
+    for i in range(n_written):
+        k = write_ids[i]
+        mask = np.uint64(write_masks[i])
+        dirty[k] = np.uint64(dirty[k]) | mask
+        partial[k] = strict and popcount(mask) > 1
+    if not on_demand:
+        for i in range(n_written):
+            k = write_ids[i]
+            counts[1] += popcount(dirty[k])
+            _log_holders(k, dirty[k], workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
+            dirty[k] = 0
+            partial[k] = False
+        return
+    if window == 1:
+        # The readers of iteration + 1 are exactly its writers, already known per row.
+        for i in range(n_ahead):
+            _push_for_readers(ahead_ids[i], np.uint64(ahead_masks[i]), workers, direct, dirty,
+                              partial, counts, log_k, log_w, log_how, log_n)
+        return
+    # A row dirtied now may be read anywhere in the window; a row dirty for longer was already
+    # checked against earlier windows, so only the window's newest iteration can add a reader.
+    for i in range(n_written):
+        k = write_ids[i]
+        _push_for_readers(k, _readers_after(k, iteration, workers, last_use), workers, direct,
+                          dirty, partial, counts, log_k, log_w, log_how, log_n)
+    for i in range(n_ahead):
+        k = ahead_ids[i]
+        _push_for_readers(k, _readers_after(k, iteration, workers, last_use), workers, direct,
+                          dirty, partial, counts, log_k, log_w, log_how, log_n)
+
+
+@numba.njit(cache=True)
+def _readers_after(k, iteration, workers, last_use):  # pragma: no cover - numba
+    """Workers that read row k after ``iteration`` (up to where the residency pass has got)."""
+    readers = np.uint64(0)
+    for w in range(workers):
+        if last_use[k, w] > iteration:
+            readers |= bit_of(w)
+    return readers
+
+
+@numba.njit(cache=True)
+def _push_for_readers(k, readers, workers, direct, dirty, partial, counts, log_k, log_w, log_how,
+                      log_n):  # pragma: no cover - numba
+    """Push the dirty copies of row k that ``readers`` need. With ``direct``, a whole (non-partial)
+    dirty copy is sent to its reader, which counts it as its pull, and the dirty state moves with
+    it: no push. Partial copies always go through the PS, which sums them."""
+    holders = np.uint64(dirty[k])
+    if holders == 0 or readers == 0:
+        return
+    if partial[k]:
+        counts[1] += popcount(holders)
+        _log_holders(k, holders, workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
+        dirty[k] = 0
+        partial[k] = False
+        return
+    for v in range(workers):
+        bit = bit_of(v)
+        if (holders & bit) and (readers & ~bit):
+            if not direct:
+                counts[1] += 1
+            _log_sent(k, v, SENT_DIRECT if direct else SENT_UPDATE, log_k, log_w, log_how, log_n)
+            holders &= ~bit
+    dirty[k] = holders
+
+
+@numba.njit(cache=True)
+def count_dirty(dirty):  # pragma: no cover - numba
+    total = 0
+    for k in range(dirty.shape[0]):
+        if dirty[k]:
+            total += popcount(dirty[k])
+    return total
+
+
+@numba.njit(cache=True)
+def bounded_staleness_sync(
+    touched_ids, touched_w, touched_occ, n_touched, evicted_ids, evicted_pending, n_evicted,
+    evicted_w, per_occurrence, bound, clock, version, pending, counts, log_k, log_w, log_how, log_n,
+):  # pragma: no cover - numba
+    """HET's writes and pushes of one iteration (research/schedulers.md §2.4).
+
+    Evicted copies with pending updates are pushed (their clock ticks land now, after every
+    worker's reads); each touched copy gains its updates, and is pushed once more than ``bound``
+    have accumulated. counts[0] += evict pushes, counts[1] += update pushes.
+    """
+    for i in range(n_evicted):
+        held = evicted_pending[i]
+        if held > 0:
+            counts[0] += 1
+            clock[evicted_ids[i]] += held
+            _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
+    for i in range(n_touched):
+        k = touched_ids[i]
+        w = touched_w[i]
+        pending[k, w] += touched_occ[i] if per_occurrence else 1
+        if pending[k, w] > bound:
+            held = pending[k, w]
+            counts[1] += 1
+            _log_sent(k, w, SENT_UPDATE, log_k, log_w, log_how, log_n)
+            clock[k] += held
+            version[k, w] += held
+            pending[k, w] = 0
+
+
+@numba.njit(cache=True)
+def count_pending(pending):  # pragma: no cover - numba
+    """Copies still holding unpushed updates (HET's flush at the end)."""
+    total = 0
+    for k in range(pending.shape[0]):
+        for w in range(pending.shape[1]):
+            if pending[k, w] > 0:
+                total += 1
+    return total
+
+
+@numba.njit(cache=True)
+def invalidate(rows, valid):  # pragma: no cover - numba
+    """Mark every cached copy of ``rows`` outdated (their master moved elsewhere)."""
+    for i in range(rows.shape[0]):
+        valid[rows[i]] = 0

@@ -1,0 +1,181 @@
+"""The experiment spec: one typed, validated model for the CLI, the API, pipelines and MLflow.
+
+>>> spec = ExperimentSpec.model_validate({
+...     "name": "demo", "dataset": {"kind": "synthetic-criteo", "samples": 10000, "scale": 0.01},
+...     "cluster": {"workers": 4, "batch_size": 64}, "cache": {"ratio": 0.1},
+...     "schedulers": [{"kind": "naive"}, {"kind": "herald"}]})
+>>> spec.cache.resolve_rows(total_rows=1000, embedding_dim=128)
+100
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from heraldbench.platform.data.avazu import AvazuCSVSpec
+from heraldbench.platform.data.criteo import CriteoTSVSpec
+from heraldbench.platform.data.movielens import MovieLensSpec
+from heraldbench.platform.data.prepared import PreparedSpec
+from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.schedulers import registered
+from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
+
+__all__ = [
+    "CacheSpec",
+    "ClusterSpec",
+    "DatasetSpec",
+    "ExperimentSpec",
+    "SchedulerSpec",
+    "TrainSpec",
+    "format_validation_error",
+    "load_spec",
+    "parse_spec",
+]
+
+DatasetSpec = Annotated[
+    Union[SyntheticCriteoSpec, CriteoTSVSpec, AvazuCSVSpec, MovieLensSpec, PreparedSpec],
+    Field(discriminator="kind"),
+]
+SchedulerSpec = Annotated[
+    Union[tuple(cls.spec_cls for cls in registered().values())],  # type: ignore[misc]
+    Field(discriminator="kind"),
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClusterSpec(_Strict):
+    workers: int = Field(8, ge=1, le=64, description="number of workers W")
+    batch_size: int = Field(256, ge=1, description="samples per worker per iteration m")
+
+
+class CacheSpec(_Strict):
+    """Per-worker cache capacity: exactly one of a row count, a byte budget or a ratio of rows."""
+
+    rows: int | None = Field(None, ge=1)
+    bytes: int | str | None = Field(None, description="e.g. '1.6GiB', at the embedding dim")
+    ratio: float | None = Field(None, gt=0, le=1, description="share of all embedding rows")
+    policy: Literal["lru", "lfu"] = "lru"
+
+    @field_validator("bytes")
+    @classmethod
+    def _parse_bytes(cls, value: int | str | None) -> int | None:
+        return None if value is None else parse_bytes(value)
+
+    @model_validator(mode="after")
+    def _exactly_one_size(self) -> CacheSpec:
+        given = [n for n in ("rows", "bytes", "ratio") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"give exactly one of rows, bytes or ratio, got {given or 'none'}"
+            )
+        return self
+
+    def resolve_rows(self, total_rows: int, embedding_dim: int) -> int:
+        """Capacity in rows for a row space of ``total_rows`` at ``embedding_dim``."""
+        if self.rows is not None:
+            return self.rows
+        if self.bytes is not None:
+            return max(1, int(self.bytes) // (embedding_dim * BYTES_PER_VALUE))
+        return max(1, math.ceil(self.ratio * total_rows))  # type: ignore[operator]
+
+
+class TrainSpec(_Strict):
+    """How ``heraldbench train`` trains the DLRM under each scheduler (heraldbench.platform.train).
+
+    The embedding width is the experiment's ``embedding_dim`` (the DLRM reference uses 16).
+    """
+
+    model: Literal["reference", "small"] = Field(
+        "reference", description="DLRM preset: reference (13-512-256-64-D, 512-256-1) or small"
+    )
+    lr_embedding: float = Field(0.1, gt=0, le=1000, description="SGD learning rate, embeddings")
+    lr_dense: float = Field(0.1, gt=0, le=1000, description="SGD learning rate, MLPs")
+    eval_fraction: float = Field(
+        0.1, gt=0, lt=1, description="share of the trace, at its end, held out for evaluation"
+    )
+    eval_interval: int = Field(
+        0, ge=0, description="iterations between held-out evaluations; 0 = at the end only"
+    )
+    device: Literal["auto", "cpu", "cuda"] = Field(
+        "auto", description="where caches and model live; auto = cuda when available"
+    )
+    max_iterations: int | None = Field(
+        None, ge=1, description="train on at most this many global batches"
+    )
+    torch_seed: int = Field(0, ge=0, description="seed of the initial model and table")
+
+
+class ExperimentSpec(_Strict):
+    """One experiment: a dataset, a cluster, caches and the schedulers to compare."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    mode: Literal["simulate", "train"] = "simulate"
+    dataset: DatasetSpec
+    cluster: ClusterSpec = ClusterSpec()
+    cache: CacheSpec = CacheSpec(ratio=0.1)
+    embedding_dim: int = Field(128, ge=1, le=65536)
+    schedulers: list[SchedulerSpec] = Field(min_length=1)  # type: ignore[valid-type]
+    consistency: Literal["strict", "optimistic"] = Field(
+        "strict", description="co-writer rule; 'optimistic' is Herald's released simulator"
+    )
+    seed: int = Field(0, ge=0)
+    lower_bound: bool = Field(
+        True, description="report each strict scheduler's gap to the lower bound of its partition"
+    )
+    train: TrainSpec | None = Field(None, description="training settings (heraldbench train)")
+
+    @field_validator("schedulers")
+    @classmethod
+    def _no_duplicates(cls, value: list[Any]) -> list[Any]:
+        seen = set()
+        for entry in value:
+            key = json.dumps(entry.model_dump(), sort_keys=True)
+            if key in seen:
+                raise ValueError(f"scheduler {entry.model_dump()} is listed twice")
+            seen.add(key)
+        return value
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One line per problem: ``field.path: message (got value)``."""
+    lines = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(spec)"
+        got = err.get("input")
+        shown = "" if isinstance(got, dict) else f" (got {got!r})"
+        lines.append(f"{where}: {err['msg']}{shown}")
+    return "\n".join(lines)
+
+
+def parse_spec(data: Any) -> ExperimentSpec:
+    """Validate a spec given as a mapping; raise :class:`SpecError` naming each bad field."""
+    if not isinstance(data, dict):
+        raise SpecError(f"a spec must be a mapping of fields, got {type(data).__name__}")
+    try:
+        return ExperimentSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError("invalid experiment spec:\n" + format_validation_error(exc)) from exc
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    """Read and validate a YAML or JSON spec file."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SpecError(f"cannot read spec file {path}: {exc.strerror}") from exc
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise SpecError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}")
+    return parse_spec(data)

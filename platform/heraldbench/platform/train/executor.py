@@ -1,0 +1,307 @@
+"""The emulated cluster: W workers' caches on one device, the PS table in host memory, and the
+decision stream carried out on real rows.
+
+Per iteration (docs/semantics.md; the stream of :func:`heraldbench.platform.sim.decisions`):
+
+(a) evictions: a ``SENT_EVICT`` of (k, w) writes w's pending delta to the PS,
+    ``PS[k] += delta_w[k]``; every evicted copy then leaves its slot;
+(b) pulls (``TOUCH_MISS`` / ``TOUCH_UPDATE``): ``cache_w[k] = PS[k] + delta_w[k]``. The delta is 0
+    for a strict scheduler at that point; HET keeps its pending updates across a refresh, which
+    is exactly this formula;
+(c) every sample reads its rows from *its* worker's cache (one gather of the distinct copies
+    read, then ``rows[inverse]``); after the backward pass each copy's gradient g is summed over
+    the batch and the copy is updated by plain SGD, ``cache_w[k] -= lr·g`` and
+    ``delta_w[k] -= lr·g``. SGD is linear, so the PS receiving the sum of the deltas equals
+    synchronous training;
+(d) ``SENT_UPDATE`` / ``SENT_DIRECT`` of (k, v): ``PS[k] += delta_v[k]; delta_v[k] = 0``. A direct
+    transfer is the same arithmetic (the row reaches its reader, whose pull reads it), counted
+    apart from pushes.
+
+FAE's hot batches read one replicated table (the replicas are identical, so one tensor stands for
+all of them), updated with the whole batch's gradient: that sum *is* the all-reduce. Entering a
+hot phase loads it from the PS; leaving writes it back.
+
+Consistency is checked, not assumed: every row carries a count of the updates applied to it
+(``latest``), the PS and every copy the count they contain, so a read of a copy missing an update
+is seen. A strict scheduler raises :class:`InvariantViolation` on the first one; HET and the
+optimistic co-writer rule count them (``stale_reads``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from heraldbench.platform.exceptions import CapacityError, InvariantViolation
+from heraldbench.platform.metrics import ring_allreduce
+from heraldbench.platform.sim import IterationDecisions
+from heraldbench.platform.sim._decisions import (
+    SENT_DIRECT,
+    SENT_EVICT,
+    TOUCH_HIT,
+    TOUCH_MISS,
+    TOUCH_UPDATE,
+)
+from heraldbench.platform.train._kernels import add_at, gather_inverse
+from heraldbench.platform.train._replicated import ReplicatedTable
+from heraldbench.platform.train._rows import RowStore, index_tensor
+
+__all__ = ["TALLY", "EmulatedCluster"]
+
+#: Per-iteration counters, in order: the simulator's SERIES plus direct transfers and stale reads.
+TALLY = ("hits", "miss_pull", "update_pull", "evict_push", "update_push", "allreduce", "metadata",
+         "direct", "stale_reads")  # fmt: skip
+_ONE = np.ones(1, np.int64)
+_HIT, _MISS, _UPDATE, _EVICT, _PUSH, _ALLREDUCE, _META, _DIRECT, _STALE = range(len(TALLY))
+
+
+class EmulatedCluster:
+    """The PS table, the workers' caches and their pending deltas, driven by decisions.
+
+    Slots: worker w's cache is slots ``[w·K, (w+1)·K)`` of ``rows.cache`` (K = min(cache rows,
+    table rows)); ``rows.delta`` holds each copy's updates the PS has not seen, slot for slot;
+    ``slot_of[w, k]`` is the slot of worker w's copy of row k (-1: not cached).
+
+    Args:
+        table: (R, D) initial embedding table; becomes the PS (host memory, updated in place,
+            in the table's dtype, which the caches share).
+        workers: W.
+        cache_rows: K, rows per worker cache.
+        device: where the caches (and the replicated hot table) live.
+        lr: the embeddings' SGD learning rate.
+        strict: raise on a read of an outdated copy (every scheduler but HET, strict
+            co-writer rule).
+        het: count HET's version check per lookup as metadata.
+        allreduce_dense: a hot batch all-reduces every replicated row (FAE ``dense``) rather
+            than the batch's rows (``sparse``).
+    """
+
+    def __init__(self, table: torch.Tensor, *, workers: int, cache_rows: int,
+                 device: torch.device, lr: float, strict: bool = True, het: bool = False,
+                 allreduce_dense: bool = True):  # fmt: skip
+        rows = table.shape[0]
+        self.workers, self.device, self.lr = workers, device, lr
+        self.strict, self.het, self.allreduce_dense = strict, het, allreduce_dense
+        self.capacity = min(cache_rows, rows)
+        slots = workers * self.capacity
+        self.rows = RowStore(table, slots, device)
+        self.ps = torch.from_numpy(self.rows.ps)  # the PS table (the same memory)
+        self.slot_of = np.full((workers, rows), -1, np.int32)  # slot of (w, k), -1 if not cached
+        self.slot_row = np.zeros(slots, np.int64)
+        self.free = np.arange(slots, dtype=np.int64).reshape(workers, self.capacity)[:, ::-1].copy()
+        self.free_top = np.full(workers, self.capacity, np.int64)  # free[w, :top] are free
+        self.latest = np.zeros(rows, np.int64)  # updates applied to each row, by anyone
+        self.ps_version = np.zeros(rows, np.int64)  # updates the PS holds
+        self.copy_version = np.zeros(slots, np.int64)  # updates each copy holds
+        self.pending = np.zeros(slots, np.int64)  # updates in each copy's delta
+        self.pos_of_slot = np.zeros(slots, np.int64)
+        self.hot: ReplicatedTable | None = None  # FAE's H while a hot phase runs
+        self.tally = np.zeros(len(TALLY))
+        self.max_staleness = 0
+        self._rows_read = np.zeros(0, np.int64)  # global rows read this iteration (unique slots)
+        self._slots_read = np.zeros(0, np.int64)
+        self._hot_read: np.ndarray | None = None
+        self._inverse = torch.zeros(0, dtype=torch.int64)
+
+    # ---- one iteration ---------------------------------------------------------------------
+
+    def prepare(self, dec: IterationDecisions, replicated_rows: np.ndarray | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+        """Steps (a) and (b), then gather what the batch reads.
+
+        Returns:
+            rows: (U, D) values of the distinct copies read (no grad).
+            inverse: (B, F) int64 index of each sample's field into ``rows``; the batch's
+                embeddings are ``rows[inverse]``, (B, F, D).
+        """
+        self.tally[:] = 0
+        if dec.replicated:
+            return self._prepare_hot(dec, replicated_rows)
+        if self.hot is not None:
+            self.tally[_PUSH] += self.hot.rows.size
+            self._leave_hot()
+        how = dec.sent_how
+        evict = how == SENT_EVICT
+        self._send(dec.sent_ids[evict], dec.sent_w[evict])
+        self.tally[_EVICT] += int(evict.sum())
+        self._evict(dec.evicted_ids, dec.evicted_w)
+        self._pull(dec.touched_ids, dec.touched_w, dec.touched_kind)
+        return self._gather(dec)
+
+    def apply_gradient(self, sample_grad: torch.Tensor) -> None:
+        """Step (c)'s embedding update: plain SGD on the copies read, mirrored in their deltas.
+
+        Args:
+            sample_grad: (B, F, D) gradient of the global batch's mean loss with respect to
+                ``rows[inverse]``. It is summed per distinct copy here, which gives each row's
+                gradient as a gather of unique rows would, without autograd's embedding
+                backward (slower on CPU).
+        """
+        if self.hot is not None and self._hot_read is not None:
+            self.hot.update(self._hot_read, self._inverse, sample_grad, self.lr)
+            self.latest[self._rows_read] += 1  # distinct rows here
+            return
+        self.rows.sgd(self._slots_read, self._inverse, sample_grad, self.lr)
+        self.copy_version[self._slots_read] += 1
+        self.pending[self._slots_read] += 1
+        add_at(self.latest, self._rows_read, _ONE)  # one update per writer of the row
+
+    def finish(self, dec: IterationDecisions) -> None:
+        """Step (d): the dirty copies that leave their worker after the update."""
+        after = dec.sent_how != SENT_EVICT
+        self._send(dec.sent_ids[after], dec.sent_w[after])
+        direct = int(np.count_nonzero(dec.sent_how[after] == SENT_DIRECT))
+        self.tally[_DIRECT] += direct
+        self.tally[_PUSH] += int(after.sum()) - direct
+
+    def flush(self) -> int:
+        """Write every pending delta (and a replicated table) to the PS; returns the copies sent
+        (the simulator's flush push)."""
+        dirty = np.flatnonzero(self.pending)
+        self._send_slots(dirty, self.slot_row[dirty])
+        sent = int(dirty.size)
+        if self.hot is not None:
+            sent += int(self.hot.rows.size)
+            self._leave_hot()
+        return sent
+
+    def current_table(self) -> torch.Tensor:
+        """The model's table as of now, without changing any state: the PS plus every pending
+        delta (what a flush would leave), with the replicated rows during a hot phase."""
+        dirty = np.flatnonzero(self.pending)
+        table = self.rows.with_pending(dirty, self.slot_row[dirty])
+        if self.hot is not None:
+            table[self.hot.rows] = self.hot.table.cpu().numpy()
+        return torch.from_numpy(table)
+
+    # ---- steps ------------------------------------------------------------------------------
+
+    def _send(self, ids: np.ndarray, workers: np.ndarray) -> None:
+        slots = self.slot_of[workers, ids].astype(np.int64)
+        if (slots < 0).any():
+            bad = int(np.flatnonzero(slots < 0)[0])
+            raise InvariantViolation(
+                f"row {int(ids[bad])} sent from worker {int(workers[bad])}, which holds no copy"
+            )
+        self._send_slots(slots, ids.astype(np.int64))
+
+    def _send_slots(self, slots: np.ndarray, rows: np.ndarray) -> None:
+        """PS[k] += delta; the copies are clean afterwards (their values are unchanged)."""
+        if not slots.size:
+            return
+        self.rows.write_back(slots, rows)  # co-writers' shares add up
+        add_at(self.ps_version, rows, self.pending[slots])
+        self.pending[slots] = 0
+
+    def _evict(self, ids: np.ndarray, workers: np.ndarray) -> None:
+        slots = self.slot_of[workers, ids].astype(np.int64)
+        absent = slots < 0
+        unsent = ~absent & (self.pending[np.maximum(slots, 0)] > 0)
+        if absent.any() or unsent.any():
+            i = int(np.flatnonzero(absent | unsent)[0])
+            why = "which it does not hold" if absent[i] else "whose updates were never written back"
+            raise InvariantViolation(
+                f"worker {int(workers[i])} evicted row {int(ids[i])}, {why}"
+            )
+        self.slot_of[workers, ids] = -1
+        for w, group in _by_worker(workers, self.workers):
+            top = self.free_top[w]
+            self.free[w, top : top + group.size] = slots[group]
+            self.free_top[w] = top + group.size
+
+    def _pull(self, ids: np.ndarray, workers: np.ndarray, kinds: np.ndarray) -> None:
+        miss = kinds == TOUCH_MISS
+        update = kinds == TOUCH_UPDATE
+        self.tally[_HIT] += int(np.count_nonzero(kinds == TOUCH_HIT))
+        self.tally[_MISS] += int(miss.sum())
+        self.tally[_UPDATE] += int(update.sum())
+        self._allocate(ids[miss], workers[miss])
+        pulled = miss | update
+        rows, slots = ids[pulled].astype(np.int64), self.slot_of[workers[pulled], ids[pulled]]
+        slots = slots.astype(np.int64)
+        if not slots.size:
+            return
+        if (slots < 0).any():
+            raise InvariantViolation("an update pull of a row its worker does not hold")
+        # HET: pending updates survive the refresh; a strict scheduler has none here.
+        self.rows.load(slots, rows, keep_delta=bool(self.pending[slots].any()))
+        self.copy_version[slots] = self.ps_version[rows] + self.pending[slots]
+
+    def _allocate(self, ids: np.ndarray, workers: np.ndarray) -> None:
+        for w, group in _by_worker(workers, self.workers):
+            top = self.free_top[w]
+            if group.size > top:
+                raise CapacityError(f"worker {w}'s cache of {self.capacity} rows is full")
+            slots = self.free[w, top - group.size : top]
+            self.free_top[w] = top - group.size
+            self.slot_of[w, ids[group]] = slots
+            self.slot_row[slots] = ids[group]
+            if self.pending[slots].any():
+                raise InvariantViolation(f"worker {w} reused a slot with pending updates")
+
+    def _gather(self, dec: IterationDecisions) -> tuple[torch.Tensor, torch.Tensor]:
+        ids, workers = dec.touched_ids.astype(np.int64), dec.touched_w
+        slots = self.slot_of[workers, ids].astype(np.int64)
+        self._check_fresh(ids, workers, self.copy_version[slots], dec.iteration)
+        self._rows_read, self._slots_read, self._hot_read = ids, slots, None
+        self.pos_of_slot[slots] = np.arange(slots.size)
+        inverse = np.empty(dec.batch.ids.shape, np.int64)
+        gather_inverse(dec.batch.ids, dec.assign, self.slot_of, self.pos_of_slot, inverse)
+        if self.het:
+            self.tally[_META] += slots.size  # a version check per lookup (HET)
+        self._inverse = index_tensor(inverse, self.device)
+        return self.rows.read(slots), self._inverse
+
+    def _check_fresh(self, ids: np.ndarray, workers: np.ndarray, versions: np.ndarray,
+                     iteration: int) -> None:  # fmt: skip
+        """Count (strict: refuse) reads of copies that miss updates applied elsewhere."""
+        lag = self.latest[ids] - versions
+        stale = int(np.count_nonzero(lag))
+        if not stale:
+            return
+        self.tally[_STALE] += stale
+        self.max_staleness = max(self.max_staleness, int(lag.max()))
+        if self.strict:
+            first = int(np.flatnonzero(lag)[0])
+            raise InvariantViolation(
+                f"iteration {iteration}: {stale} reads of outdated copies, e.g. worker "
+                f"{int(workers[first])} read row {int(ids[first])}, {int(lag[first])} "
+                "update(s) behind"
+            )
+
+    # ---- FAE's replicated table --------------------------------------------------------------
+
+    def _prepare_hot(self, dec: IterationDecisions, replicated_rows: np.ndarray | None
+                     ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+        if self.hot is None:
+            if replicated_rows is None:
+                raise InvariantViolation("a replicated batch, but the scheduler names no rows")
+            self.hot = ReplicatedTable.load(replicated_rows, self.rows.ps, self.ps_version,
+                                            self.device)  # fmt: skip
+            self.tally[_MISS] += self.workers * self.hot.rows.size  # every worker loads H
+        unique, inverse = self.hot.locate(dec.batch.ids, dec.iteration)
+        ids = self.hot.rows[unique]
+        no_worker = np.zeros(unique.size, np.int64)
+        self._check_fresh(ids, no_worker, self.hot.version[unique], dec.iteration)
+        self._hot_read, self._rows_read = unique, ids
+        allreduced = self.hot.rows.size if self.allreduce_dense else unique.size
+        self.tally[_ALLREDUCE] += ring_allreduce(int(allreduced), self.workers)
+        self._inverse = index_tensor(inverse, self.device)
+        return self.hot.read(unique), self._inverse
+
+    def _leave_hot(self) -> None:
+        """One replica goes back to the PS (|H| pushes, counted by the caller); cached copies of
+        H are now outdated, which their versions show."""
+        self.hot.store(self.rows.ps, self.ps_version)  # type: ignore[union-attr]
+        self.hot = None
+
+
+def _by_worker(workers: np.ndarray, count: int):
+    """(w, positions of w in ``workers``) for every worker present, in worker order."""
+    if not workers.size:
+        return
+    order = np.argsort(workers, kind="stable")
+    bounds = np.searchsorted(workers[order], np.arange(count + 1))
+    for w in range(count):
+        if bounds[w + 1] > bounds[w]:
+            yield w, order[bounds[w] : bounds[w + 1]]

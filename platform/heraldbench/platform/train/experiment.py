@@ -1,0 +1,182 @@
+"""Train every scheduler of a spec on the same split, side by side (``heraldbench train``).
+
+Each run reports the simulator's counters (counted from the rows the executor moved), the
+held-out AUC, log loss and accuracy, their difference from naive's, and the training throughput.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.table import Table
+
+from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.runner import (
+    BASELINE,
+    ExperimentResult,
+    ProgressFactory,
+    RunResult,
+    fill_relative,
+    scheduler_specs,
+)
+from heraldbench.platform.schedulers import SchedulerSpecBase, from_spec
+from heraldbench.platform.spec import ExperimentSpec, TrainSpec
+from heraldbench.platform.train.loop import TrainOutcome, train_scheduler
+from heraldbench.platform.train.runtime import configure_threads
+from heraldbench.platform.train.split import split_trace
+
+__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_table"]
+
+METRICS = ("auc", "logloss", "accuracy")
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+@dataclass
+class TrainRunResult(RunResult):
+    """A :class:`RunResult` with the trained model's quality and the run's throughput."""
+
+    metrics: dict[str, float] = field(default_factory=dict)
+    metrics_vs_naive: dict[str, float | None] = field(default_factory=dict)
+    samples_per_second: float = 0.0
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
+    timing: dict[str, float] = field(default_factory=dict)
+    training: dict[str, Any] = field(default_factory=dict)
+    outcome: TrainOutcome | None = field(default=None, repr=False)
+
+    def to_json(self, spec: ExperimentSpec) -> dict[str, Any]:
+        return super().to_json(spec) | {
+            "metrics": {name: _finite(value) for name, value in self.metrics.items()},
+            "metrics_vs_naive": self.metrics_vs_naive,
+            "samples_per_second": round(self.samples_per_second, 1),
+            "evaluations": [
+                {k: _finite(v) if isinstance(v, float) else v for k, v in e.items()}
+                for e in self.evaluations
+            ],
+            "timing": {name: round(value, 4) for name, value in self.timing.items()},
+            "training": self.training,
+            "loss": [round(float(x), 6) for x in self.series.get("loss", [])],
+        }
+
+
+def train_run(
+    spec: ExperimentSpec,
+    sched_spec: SchedulerSpecBase,
+    *,
+    split: tuple[TraceSource, SampleChunk] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    baseline_added: bool = False,
+) -> TrainRunResult:
+    """Train under one scheduler of ``spec``; relative figures are filled in by the caller."""
+    settings = spec.train or TrainSpec()
+    train_trace, held_out = split if split is not None else _split(spec, spec.dataset.open())
+    cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
+    scheduler = from_spec(
+        sched_spec, workers=spec.cluster.workers, batch_size=spec.cluster.batch_size, seed=spec.seed
+    )
+    outcome = train_scheduler(
+        train_trace, held_out, scheduler, cache_rows=cache_rows, embedding_dim=spec.embedding_dim,
+        settings=settings, policy=spec.cache.policy, consistency=spec.consistency,
+        progress=progress,
+    )  # fmt: skip
+    return TrainRunResult(
+        scheduler=sched_spec.kind,
+        params=sched_spec.knobs(),
+        counts=outcome.counts,
+        iterations=outcome.iterations,
+        samples_dropped=outcome.samples_dropped,
+        wall_seconds=outcome.timing["train"],
+        series=outcome.series,
+        baseline_added=baseline_added,
+        label=sched_spec.label(),
+        metrics=outcome.final.metrics(),
+        samples_per_second=outcome.samples_per_second,
+        evaluations=[e.as_dict() for e in outcome.evaluations],
+        timing=outcome.timing,
+        training={
+            "device": outcome.device,
+            "samples_trained": outcome.samples_trained,
+            "held_out_samples": len(held_out),
+            "direct_transfers": outcome.direct_transfers,
+            "stale_reads": outcome.stale_reads,
+            "max_staleness": outcome.max_staleness,
+            **outcome.info,
+        },
+        outcome=outcome,
+    )
+
+
+def _split(spec: ExperimentSpec, trace: TraceSource) -> tuple[TraceSource, SampleChunk]:
+    settings = spec.train or TrainSpec()
+    limit = None
+    if settings.max_iterations is not None:
+        limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
+    return split_trace(trace, settings.eval_fraction, limit)
+
+
+def fill_metric_deltas(runs: list[TrainRunResult]) -> None:
+    """Every run's AUC, log loss and accuracy minus naive's (the cost of relaxed schedules)."""
+    baseline = next(r for r in runs if r.scheduler == BASELINE)
+    for run in runs:
+        run.metrics_vs_naive = {
+            name: _finite(run.metrics[name] - baseline.metrics[name]) for name in METRICS
+        }
+
+
+def train_experiment(
+    spec: ExperimentSpec,
+    *,
+    trace: TraceSource | None = None,
+    progress: ProgressFactory | None = None,
+) -> ExperimentResult:
+    """Train under every scheduler of ``spec`` on one split; figures relative to naive."""
+    configure_threads()
+    trace = trace if trace is not None else spec.dataset.open()
+    split = _split(spec, trace)
+    runs = [
+        train_run(spec, sched_spec, split=split, baseline_added=added,
+                  progress=progress(sched_spec.kind) if progress else None)  # fmt: skip
+        for sched_spec, added in scheduler_specs(spec)
+    ]
+    fill_relative(runs)  # type: ignore[arg-type]
+    fill_metric_deltas(runs)
+    cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
+    return ExperimentResult(spec, split[0].describe(), cache_rows, runs)  # type: ignore[arg-type]
+
+
+def _fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def training_table(result: ExperimentResult) -> Table:
+    """Traffic relative to naive, held-out quality and its change against naive, throughput."""
+    spec = result.spec
+    settings = spec.train or TrainSpec()
+    first = result.runs[0]
+    device = getattr(first, "training", {}).get("device", "?")
+    table = Table(
+        title=f"{spec.name}: trained {settings.model} DLRM, {spec.cluster.workers} workers × "
+        f"{spec.cluster.batch_size}, cache {result.cache_rows:,} rows ({spec.cache.policy}), "
+        f"dim {spec.embedding_dim}, {device}",
+    )
+    for column in ("scheduler", "pull", "push", "overall", "AUC", "ΔAUC", "log loss", "Δlog loss",
+                   "accuracy", "stale reads", "samples/s"):  # fmt: skip
+        table.add_column(column, justify="left" if column == "scheduler" else "right")
+    for run in result.runs:
+        name = run.label or run.scheduler
+        m, d = run.metrics, run.metrics_vs_naive  # type: ignore[attr-defined]
+        table.add_row(
+            name, _fmt(run.relative["pull"]), _fmt(run.relative["push"]),
+            _fmt(run.relative["overall"]), _fmt(m["auc"], 4), _fmt(d["auc"], 4, True),
+            _fmt(m["logloss"], 4), _fmt(d["logloss"], 4, True), _fmt(m["accuracy"], 4),
+            f"{run.training['stale_reads']:,}",  # type: ignore[attr-defined]
+            f"{run.samples_per_second:,.0f}",  # type: ignore[attr-defined]
+        )  # fmt: skip
+    return table

@@ -1,0 +1,52 @@
+"""Value types with units: byte sizes, parsed from strings such as ``1.6GiB`` or ``512MB``."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["BYTES_PER_VALUE", "format_bytes", "parse_bytes"]
+
+#: Embedding values are fp32 throughout (DESIGN §2: bytes = rows × dim × 4).
+BYTES_PER_VALUE = 4
+
+_UNITS = {
+    "": 1, "b": 1,
+    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+    "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
+}
+_PATTERN = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_bytes(value: int | float | str) -> int:
+    """Parse a byte size: a number of bytes or a string with a decimal or binary unit.
+
+    >>> parse_bytes("1.6GiB")
+    1717986918
+    >>> parse_bytes(4096)
+    4096
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"a byte size must be a number or a string like '1.6GiB', got {value!r}")
+    if isinstance(value, (int, float)):
+        number, unit = float(value), ""
+    else:
+        match = _PATTERN.match(value)
+        if match is None:
+            raise ValueError(f"cannot read {value!r} as a byte size (e.g. '1.6GiB', '512MB')")
+        number, unit = float(match.group(1)), match.group(2).lower()
+    if unit not in _UNITS:
+        known = ", ".join(u for u in _UNITS if u)
+        raise ValueError(f"unknown byte unit {unit!r} in {value!r}; known: {known}")
+    size = int(number * _UNITS[unit])
+    if size <= 0:
+        raise ValueError(f"a byte size must be positive, got {value!r}")
+    return size
+
+
+def format_bytes(size: float) -> str:
+    """Human-readable binary size: ``format_bytes(1717986918) == '1.60 GiB'``."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(size) < 1024:
+            return f"{size:.2f} {unit}" if unit != "B" else f"{int(size)} B"
+        size /= 1024
+    return f"{size:.2f} TiB"

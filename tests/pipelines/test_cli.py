@@ -1,0 +1,136 @@
+"""The pipelines' ``heraldbench`` commands, in-process on the session's cluster and store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from heraldbench.pipelines.cli import app
+from tests.pipelines.preprocess import rawfiles
+
+
+@pytest.fixture()
+def env(client, mlflow_uri) -> dict[str, str]:
+    """Point the commands at the session's cluster and MLflow store."""
+    return {
+        "DASK_SCHEDULER_ADDRESS": client.scheduler.address,
+        "MLFLOW_TRACKING_URI": mlflow_uri,
+        "COLUMNS": "200",
+    }
+
+
+def invoke(env, *args: str):
+    return CliRunner().invoke(app, list(args), env=env)
+
+
+def test_run_prints_the_comparison_with_mlflow_links(env, tmp_path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "cli-run",
+                "dataset": {"kind": "synthetic-criteo", "samples": 2000, "scale": 0.005},
+                "cluster": {"workers": 2, "batch_size": 32},
+                "schedulers": [{"kind": "herald", "lookahead": [1, 2]}],
+            }
+        )
+    )
+    result = invoke(env, "run", str(spec), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "herald lookahead=2" in result.output and "1.000" in result.output
+    assert (
+        "#/experiments/" in result.output and "open the MLflow UI with: mlflow ui" in result.output
+    )
+    assert (tmp_path / "out" / "report" / "table1.md").is_file()
+
+
+def test_run_refuses_a_bad_grid_naming_the_field(env, tmp_path) -> None:
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "cli-bad",
+                "dataset": {"kind": "synthetic-criteo", "samples": 10},
+                "cache": {"ratio": [0.1, 5]},
+                "schedulers": [{"kind": "herald"}],
+            }
+        )
+    )
+    result = invoke(env, "run", str(spec))
+    assert result.exit_code == 2
+    assert "cache.ratio" in result.output and "(at point cache.ratio=5)" in result.output
+
+
+def test_preprocess_then_simulate_the_prepared_dataset(env, tmp_path) -> None:
+    raw = rawfiles.movielens(tmp_path / "ratings.dat", 300, layout="dat")
+    out = tmp_path / "ml"
+    args = [
+        "preprocess",
+        "movielens",
+        str(raw),
+        "--out",
+        str(out),
+        "--set",
+        "sort_by_time=true",
+        "--part-size",
+        "4KiB",
+    ]
+    first = invoke(env, *args)
+    assert first.exit_code == 0, first.output
+    assert "300 samples, 2 tables" in first.output and '"kind": "prepared"' in first.output
+    again = invoke(env, *args)
+    assert "up to date, nothing to do" in again.output
+    spec = tmp_path / "spec.json"
+    spec.write_text(
+        json.dumps(
+            {
+                "name": "ml",
+                "dataset": {"kind": "prepared", "path": str(out)},
+                "cluster": {"workers": 2, "batch_size": 4},
+                "cache": {"rows": 16},
+                "schedulers": [{"kind": "herald"}],
+            }
+        )
+    )
+    simulated = invoke(env, "simulate", str(spec), "--json")  # a platform command, still there
+    assert simulated.exit_code == 0, simulated.output
+    assert json.loads(simulated.output)["experiment"]["dataset"]["samples"] == 300
+
+
+def test_preprocess_refuses_an_unknown_format_knob(env, tmp_path) -> None:
+    raw = rawfiles.movielens(tmp_path / "ratings.csv", 10)
+    result = invoke(
+        env,
+        "preprocess",
+        "movielens",
+        str(raw),
+        "--out",
+        str(tmp_path / "o"),
+        "--set",
+        "sort_by=true",
+    )
+    assert result.exit_code == 2 and "sort_by" in result.output
+
+
+def test_quickstart_runs_every_scheduler_and_writes_the_report(env, home: Path) -> None:
+    result = invoke(env, "quickstart", "--samples", "8192")
+    assert result.exit_code == 0, result.output
+    for kind in (
+        "naive",
+        "herald",
+        "herald-sync-only",
+        "herald-partition-only",
+        "het",
+        "herald-plus",
+    ):
+        assert f"\n{kind} " in result.output or f"│ {kind} " in result.output, kind
+    assert (
+        "8,192 samples" in result.output
+        and "mlflow ui --backend-store-uri sqlite:///" in result.output
+    )
+    report = home / "quickstart" / "report"
+    assert {"table1.md", "table1.png", "comparison.png"} <= {p.name for p in report.iterdir()}
