@@ -32,6 +32,9 @@ def test_posts_need_the_token_and_reads_stay_open(serve, sqlite_url) -> None:
 def test_reads_can_be_protected_too(serve, sqlite_url) -> None:
     with serve(sqlite_url, api_token=TOKEN, protect_reads=True) as api:
         assert api.get("/api/experiments").status_code == 401
+        # Liveness and the UI's bootstrap stay open: neither can carry a token.
+        assert api.get("/api/health").status_code == 200
+        assert api.get("/api/config").json()["auth_required"] is True
         headers = {"Authorization": f"Bearer {TOKEN}"}
         assert api.get("/api/experiments", headers=headers).status_code == 200
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.api.helpers import submit, tiny_spec, wait_finished
+from tests.api.helpers import poll, submit, tiny_spec, wait_finished
 
 
 def test_submit_returns_202_with_location(api) -> None:
@@ -29,6 +29,25 @@ def test_a_submitted_experiment_runs_to_results(api) -> None:
     assert set(herald["series"]) == {"pull", "push"} and 0 < len(herald["series"]["pull"]) <= 500
     assert herald["time"] and herald["bytes"]["pull"] > 0
     assert herald["metrics"] is None and herald["error"] is None and herald["wall_seconds"] > 0
+    assert naive["progress"] == herald["progress"] == 1.0
+
+
+def test_a_running_run_reports_its_fraction_done(api_sqlite) -> None:
+    # Several seconds of simulation: the task stores its progress about once a second.
+    long_spec = tiny_spec(
+        dataset={"kind": "synthetic-criteo", "samples": 600_000, "scale": 0.01},
+        schedulers=[{"kind": "naive"}],
+        lower_bound=False,
+    )
+    experiment_id = submit(api_sqlite, long_spec)
+
+    def partly_done() -> list[float]:
+        runs = api_sqlite.get(f"/api/experiments/{experiment_id}").json()["runs"]
+        return [r["progress"] for r in runs if r["status"] == "running" and 0 < (r["progress"] or 0) < 1]
+
+    assert poll(partly_done, timeout=120)
+    experiment = wait_finished(api_sqlite, experiment_id, timeout=180)
+    assert [r["progress"] for r in experiment["runs"]] == [1.0]
 
 
 def test_a_grid_becomes_one_run_per_point_seed_and_scheduler(api) -> None:

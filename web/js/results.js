@@ -153,7 +153,15 @@ function finishRow(row) {
     series,
     iterations: main && isNum(main.iterations) ? main.iterations : null,
     mlflow: row.runs.map((r) => r.mlflow_run_url).find(Boolean) || null,
+    progress: runningProgress(row.runs),
   };
+}
+
+/** The mean fraction done of a row's running runs, or null when none is running. */
+function runningProgress(runs) {
+  const running = runs.filter((r) => r.status === "running");
+  if (!running.length) return null;
+  return running.reduce((sum, r) => sum + (isNum(r.progress) ? r.progress : 0), 0) / running.length;
 }
 
 /** Modelled time of a row under a profile and its speedup over the group's naive. */

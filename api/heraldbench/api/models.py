@@ -99,6 +99,8 @@ class Run(_Timestamps, Base):
     wall_seconds: Mapped[float | None]
     dask_key: Mapped[str] = mapped_column(String(100), index=True)
     attempts: Mapped[int] = mapped_column(default=0)
+    #: Fraction of the run's samples done (0..1) while it runs; written by the task, throttled.
+    progress: Mapped[float | None]
     worker: Mapped[str | None] = mapped_column(String(200))
     mlflow_run_id: Mapped[str | None] = mapped_column(String(64))
     tracking_error: Mapped[str | None] = mapped_column(Text)

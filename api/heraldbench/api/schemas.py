@@ -136,6 +136,7 @@ class RunOut(_Out):
     point_label: str
     seed: Any
     status: Status
+    progress: float | None
     error: str | None
     traceback: str | None
     counts: JSONObject | None

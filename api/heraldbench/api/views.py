@@ -65,6 +65,7 @@ def _run_out(run: Run, relative: dict[str, float | None], link: str | None) -> R
         point_label=run.point_label,
         seed=run.seed,
         status=run.status,
+        progress=run.progress,
         error=run.error,
         traceback=run.traceback,
         counts=result.get("counts"),

@@ -14,12 +14,14 @@ service's reconciler (recovery.py) marks the row failed.
 from __future__ import annotations
 
 import importlib
+import logging
+import time
 import traceback as tb
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from heraldbench.api.core.db import Database, worker_database
 from heraldbench.api.crud import lock_experiment, refresh_progress
@@ -34,6 +36,8 @@ __all__ = [
     "preprocess_dataset",
     "run_study",
 ]
+
+logger = logging.getLogger("heraldbench.api")
 
 #: The tuning pipeline's module (see routes/studies.py for the interface it must offer).
 TUNE_MODULE = "heraldbench.pipelines.tune"
@@ -75,11 +79,39 @@ def execute_run(database_url: str, run_id: int, dask_key: str, target: Any = Non
     claim = _claim_run(db, run_id, dask_key, target)
     if claim is None:
         return "skipped"
-    record = run_task(claim.run_task)  # never raises
+    record = run_task(claim.run_task, _ProgressWriter(db, run_id, dask_key))  # never raises
     status, closed = _finish_run(db, run_id, dask_key, record)
     if closed is not None and target is not None:
         _close_tracking(db, closed, target)
     return status
+
+
+class _ProgressWriter:
+    """Stores a running run's fraction done, at most every ``interval`` seconds.
+
+    Progress is advisory: a failed write is dropped (the run's outcome is what must not be lost),
+    and the row is only touched while it is still this task's running row.
+    """
+
+    def __init__(self, db: Database, run_id: int, dask_key: str, interval: float = 1.0) -> None:
+        self.db, self.run_id, self.dask_key, self.interval = db, run_id, dask_key, interval
+        self._last = time.monotonic()
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if total <= 0 or now - self._last < self.interval:
+            return
+        self._last = now
+        try:
+            with self.db.write() as session:
+                session.execute(
+                    update(Run)
+                    .where(Run.id == self.run_id, Run.dask_key == self.dask_key)
+                    .where(Run.status == Status.RUNNING)
+                    .values(progress=round(min(done / total, 1.0), 4))
+                )
+        except Exception as exc:  # noqa: BLE001 - advisory; the run goes on
+            logger.debug("progress of run %s not stored: %s", self.run_id, exc)
 
 
 def _claim_run(db: Database, run_id: int, dask_key: str, target: Any) -> _Claim | None:
@@ -97,6 +129,7 @@ def _claim_run(db: Database, run_id: int, dask_key: str, target: Any) -> _Claim 
             return None
         run.status, run.started_at, run.worker = Status.RUNNING, utcnow(), _worker_name()
         run.attempts += 1
+        run.progress = 0.0
         refresh_progress(session, experiment)
         task = RunTask(
             key=dask_key,
@@ -123,6 +156,8 @@ def _finish_run(db: Database, run_id: int, dask_key: str, record: Any) -> tuple[
         if run.status != Status.RUNNING or run.dask_key != dask_key:
             return str(run.status), None  # cancelled (or reassigned) meanwhile: keep that
         run.status = Status.SUCCEEDED if record.status == "finished" else Status.FAILED
+        if run.status == Status.SUCCEEDED:
+            run.progress = 1.0
         run.result = json_safe(record.result)
         run.series = json_safe(short_series(record.series))
         run.error, run.traceback = record.error, record.traceback

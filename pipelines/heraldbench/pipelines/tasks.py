@@ -13,6 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -30,6 +31,8 @@ from heraldbench.pipelines.tracking import (
 __all__ = ["RunRecord", "RunTask", "run_task"]
 
 Action = Literal["simulate", "train"]
+#: ``progress(done, total)``: samples finished so far out of the run's total.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -87,13 +90,13 @@ class RunRecord:
     seconds: float = 0.0
 
 
-def run_task(task: RunTask) -> RunRecord:
-    """Run and log one task; never raises."""
+def run_task(task: RunTask, progress: Progress | None = None) -> RunRecord:
+    """Run and log one task; never raises. ``progress(done, total)`` is called as samples finish."""
     started = time.perf_counter()
     record = RunRecord(task, worker=_worker_name())
     tracker = _Tracker(task, record)
     try:
-        record.result, record.series = _execute(task)
+        record.result, record.series = _execute(task, progress)
         record.status = "finished"
         tracker.log_result()
     except Exception as exc:  # noqa: BLE001 - recorded, never lost
@@ -114,16 +117,20 @@ def _worker_name() -> str | None:
         return None
 
 
-def _execute(task: RunTask) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _execute(
+    task: RunTask, progress: Progress | None
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     from heraldbench.platform.runner import simulate_run
     from heraldbench.platform.spec import parse_spec
 
     spec = parse_spec(task.spec)
     sched = spec.schedulers[0]
     if task.action == "train":
-        return _train(task, spec, sched)
+        return _train(task, spec, sched, progress)
     trace = spec.dataset.open()
-    run = simulate_run(spec, sched, trace=trace, baseline_added=task.baseline_added)
+    run = simulate_run(
+        spec, sched, trace=trace, baseline_added=task.baseline_added, progress=progress
+    )
     result = run.to_json(spec)
     if result.get("time") is None:
         result["time"] = _modelled_time(run.series, spec)
@@ -157,7 +164,9 @@ def _modelled_time(series: dict[str, np.ndarray], spec: Any) -> dict[str, Any] |
     )
 
 
-def _train(task: RunTask, spec: Any, sched: Any) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _train(
+    task: RunTask, spec: Any, sched: Any, progress: Progress | None
+) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Train ``sched`` on the spec's trace with the platform's trainer (a DLRM in PyTorch).
 
     Torch gets the worker's threads (one per task slot), so that tasks sharing a machine do not
@@ -166,7 +175,7 @@ def _train(task: RunTask, spec: Any, sched: Any) -> tuple[dict[str, Any], dict[s
     from heraldbench.platform.train import configure_threads, train_run
 
     configure_threads(threads=_worker_threads())
-    run = train_run(spec, sched, baseline_added=task.baseline_added)
+    run = train_run(spec, sched, baseline_added=task.baseline_added, progress=progress)
     result = run.to_json(spec)
     result.pop("loss", None)  # the per-iteration loss is logged as a series
     return _plain(result), {k: np.asarray(v) for k, v in run.series.items()}

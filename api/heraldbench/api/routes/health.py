@@ -8,10 +8,10 @@ import logging
 from importlib import metadata
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from heraldbench.api.deps import DatabaseDep, DispatcherDep, SettingsDep, require_read
+from heraldbench.api.deps import DatabaseDep, DispatcherDep, SettingsDep
 from heraldbench.api.planning import trainer_available
 from heraldbench.api.schemas import ConfigOut, Health
 from heraldbench.api.worker import TUNE_MODULE
@@ -22,7 +22,9 @@ __all__ = ["router"]
 
 logger = logging.getLogger("heraldbench.api")
 
-router = APIRouter(tags=["health"], dependencies=[Depends(require_read)])
+# Open even under HERALDBENCH_PROTECT_READS: a liveness probe carries no token, and the UI reads
+# /config to learn that it must ask for one.
+router = APIRouter(tags=["health"])
 
 _DASK_TIMEOUT_S = 2.0
 
