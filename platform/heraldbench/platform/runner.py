@@ -51,6 +51,9 @@ class RunResult:
     baseline_added: bool = False
     bound: dict[str, Any] | None = None
     label: str = ""
+    #: What the scheduler made of the trace, where it reorders it (FAE: hot-input share, hot
+    #: rows, hot and cold batches, samples dropped); None when it replays the trace as given.
+    schedule: dict[str, Any] | None = None
 
     def to_json(self, spec: ExperimentSpec) -> dict[str, Any]:
         embedding_dim = spec.embedding_dim
@@ -70,6 +73,7 @@ class RunResult:
             ),
             "baseline_added": self.baseline_added,
             "bound": self.bound,
+            "schedule": self.schedule,
             "time": model_times(
                 self.series,
                 workers=spec.cluster.workers,
@@ -146,7 +150,16 @@ def simulate_run(
         baseline_added=baseline_added,
         bound=bound,
         label=sched_spec.label(),
+        schedule=_schedule_info(trace.describe(), result.info.get("trace")),
     )
+
+
+def _schedule_info(given: dict[str, Any], replayed: Any) -> dict[str, Any] | None:
+    """The replayed trace's description where it differs from the trace the spec gave."""
+    if not isinstance(replayed, dict):
+        return None
+    changed = {k: v for k, v in replayed.items() if k not in given or given[k] != v}
+    return changed or None
 
 
 def _bound_applies(scheduler: Scheduler, spec: ExperimentSpec) -> bool:

@@ -270,3 +270,23 @@ def test_bad_knob_names_the_field_and_value(knobs: dict, field: str, value: str)
     with pytest.raises(SpecError) as info:
         create("fae", workers=2, batch_size=1, **knobs)
     assert field in str(info.value) and value in str(info.value)
+
+
+def test_run_result_reports_the_hot_input_share() -> None:
+    from heraldbench.platform.runner import simulate_run
+    from heraldbench.platform.spec import parse_spec
+
+    spec = parse_spec(
+        {
+            "name": "fae-share",
+            "dataset": {"kind": "synthetic-criteo", "samples": 20_000, "scale": 0.01},
+            "cluster": {"workers": 2, "batch_size": 32},
+            "cache": {"ratio": 0.1},
+            "schedulers": [{"kind": "naive"}, {"kind": "fae"}],
+        }
+    )
+    naive, fae = (simulate_run(spec, s).to_json(spec) for s in spec.schedulers)
+    assert naive["schedule"] is None  # replays the trace as given
+    schedule = fae["schedule"]
+    assert 0 < schedule["hot_input_share"] < 1 and schedule["hot_rows"] > 0
+    assert schedule["samples"] + schedule["samples_dropped_by_reordering"] == 20_000
