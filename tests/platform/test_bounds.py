@@ -22,6 +22,7 @@ from heraldbench.platform.exceptions import CapacityError, SpecError
 from heraldbench.platform.metrics import Counts
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import simulate
+from tests.platform.strategies import small_simulations
 
 KINDS = ("naive", "herald", "herald-sync-only", "herald-partition-only")
 ON_DEMAND = ("herald", "herald-sync-only")
@@ -236,27 +237,7 @@ def assert_within_bound(counts: Counts, lb: LowerBound) -> None:
     assert lb.pushes + lb.flush <= counts.push + counts.flush_push
 
 
-@st.composite
-def simulations(draw: st.DrawFn) -> tuple[InMemoryTrace, dict]:
-    workers = draw(st.integers(1, 4))
-    batch_size = draw(st.integers(1, 4))
-    fields = draw(st.integers(1, 3))
-    sizes = draw(st.lists(st.integers(1, 6), min_size=fields, max_size=fields))
-    global_batch = workers * batch_size
-    samples = draw(st.integers(1, 12)) * global_batch + draw(st.integers(0, global_batch - 1))
-    sample = st.tuples(*(st.integers(0, size - 1) for size in sizes))
-    rows = draw(st.lists(sample, min_size=samples, max_size=samples))
-    trace = InMemoryTrace.from_local_ids(np.array(rows, dtype=np.int64), sizes)
-    least = batch_size * fields
-    kw = {
-        "workers": workers,
-        "batch_size": batch_size,
-        "cache_rows": draw(st.integers(least, max(least, sum(sizes) + 2))),
-        "seed": draw(st.integers(0, 3)),
-        "lookahead": draw(st.integers(1, 3)),
-        "policy": draw(st.sampled_from(["lru", "lfu"])),
-    }
-    return trace, kw
+simulations = small_simulations
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

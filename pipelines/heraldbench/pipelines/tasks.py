@@ -11,9 +11,9 @@ import json
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
@@ -221,13 +221,17 @@ class _Tracker:
             "heraldbench.key": self.task.key,
             "heraldbench.worker": str(self.record.worker),
         }
-        run = mlflow.start_run(
-            parent_run_id=target.parent_run_id,
-            experiment_id=target.experiment_id,
-            run_name=self.task.run_name,
-            tags=tags,
-        )
         self.client = MlflowClient(target.uri)
+        earlier = _earlier_attempt(self.client, target, self.task.key)
+        if earlier is not None:  # Dask re-ran the task after its worker died: same MLflow run
+            run = mlflow.start_run(run_id=earlier, tags=tags)
+        else:
+            run = mlflow.start_run(
+                parent_run_id=target.parent_run_id,
+                experiment_id=target.experiment_id,
+                run_name=self.task.run_name,
+                tags=tags,
+            )
         self.record.run_id = run.info.run_id
         spec = dict(self.task.spec)
         params = {
@@ -292,6 +296,24 @@ class _Tracker:
             mlflow.end_run(status=status)
         except Exception as exc:  # noqa: BLE001
             self.record.tracking_error = self.record.tracking_error or f"end_run: {exc}"
+
+
+def _earlier_attempt(client: Any, target: Target, key: str) -> str | None:
+    """The MLflow run that an earlier attempt of task ``key`` started, if any.
+
+    Dask runs a task again when the worker running it dies (up to its allowed failures); the new
+    attempt goes on in the run the first one left RUNNING instead of adding a second run for the
+    same task. Keys are generated (letters, digits, dashes), so they need no quoting.
+    """
+    runs = client.search_runs(
+        [target.experiment_id],
+        filter_string=(
+            f"tags.`heraldbench.key` = '{key}' "
+            f"and tags.`mlflow.parentRunId` = '{target.parent_run_id}'"
+        ),
+        max_results=1,
+    )
+    return runs[0].info.run_id if runs else None
 
 
 def _write_series_csv(series: dict[str, np.ndarray], path: Path) -> None:

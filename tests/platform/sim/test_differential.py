@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from heraldbench.platform.data import InMemoryTrace
 from tests.platform.sim.test_reference_golden import run_both
+from tests.platform.strategies import small_simulations
 
 KINDS = ("naive", "herald", "herald-sync-only", "herald-partition-only")
 
@@ -23,25 +24,8 @@ KINDS = ("naive", "herald", "herald-sync-only", "herald-partition-only")
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[InMemoryTrace, str, dict[str, Any]]:
     """A random (trace, kind, simulation arguments) triple."""
-    workers = draw(st.integers(1, 4))
-    batch_size = draw(st.integers(1, 4))
-    fields = draw(st.integers(1, 3))
-    sizes = draw(st.lists(st.integers(1, 6), min_size=fields, max_size=fields))
-    global_batch = workers * batch_size
-    samples = draw(st.integers(1, 12)) * global_batch + draw(st.integers(0, global_batch - 1))
-    sample = st.tuples(*(st.integers(0, size - 1) for size in sizes))
-    rows = draw(st.lists(sample, min_size=samples, max_size=samples))
-    trace = InMemoryTrace.from_local_ids(np.array(rows, dtype=np.int64), sizes)
-    least = batch_size * fields
-    kw = {
-        "workers": workers,
-        "batch_size": batch_size,
-        "cache_rows": draw(st.integers(least, max(least, sum(sizes) + 2))),
-        "policy": draw(st.sampled_from(["lru", "lfu"])),
-        "consistency": draw(st.sampled_from(["strict", "optimistic"])),
-        "lookahead": draw(st.integers(1, 3)),
-        "seed": draw(st.integers(0, 3)),
-    }
+    trace, kw = draw(small_simulations())
+    kw["consistency"] = draw(st.sampled_from(["strict", "optimistic"]))
     return trace, draw(st.sampled_from(KINDS)), kw
 
 

@@ -1,0 +1,40 @@
+"""Hypothesis strategies shared by the simulator's property tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from heraldbench.platform.data import InMemoryTrace
+
+__all__ = ["small_simulations"]
+
+
+@st.composite
+def small_simulations(draw: st.DrawFn) -> tuple[InMemoryTrace, dict[str, Any]]:
+    """A small trace over tiny tables and the cluster and cache to simulate it with.
+
+    Tables of 1-6 rows make rows repeat a lot, so co-writers, outdated copies, dirty evictions and
+    pushes all happen; the cache holds at least one batch's ids (``batch_size × tables``).
+    """
+    workers = draw(st.integers(1, 4))
+    batch_size = draw(st.integers(1, 4))
+    fields = draw(st.integers(1, 3))
+    sizes = draw(st.lists(st.integers(1, 6), min_size=fields, max_size=fields))
+    global_batch = workers * batch_size
+    samples = draw(st.integers(1, 12)) * global_batch + draw(st.integers(0, global_batch - 1))
+    sample = st.tuples(*(st.integers(0, size - 1) for size in sizes))
+    rows = draw(st.lists(sample, min_size=samples, max_size=samples))
+    trace = InMemoryTrace.from_local_ids(np.array(rows, dtype=np.int64), sizes)
+    least = batch_size * fields
+    kw = {
+        "workers": workers,
+        "batch_size": batch_size,
+        "cache_rows": draw(st.integers(least, max(least, sum(sizes) + 2))),
+        "policy": draw(st.sampled_from(["lru", "lfu"])),
+        "lookahead": draw(st.integers(1, 3)),
+        "seed": draw(st.integers(0, 3)),
+    }
+    return trace, kw
