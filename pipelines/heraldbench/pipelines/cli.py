@@ -1,5 +1,5 @@
-"""The ``heraldbench`` command line: the platform's commands plus ``run``, ``preprocess`` and
-``quickstart``, which run on Dask and log to MLflow.
+"""The ``heraldbench`` command line: the platform's commands plus ``run``, ``preprocess``,
+``quickstart`` and ``tune``, which run on Dask and log to MLflow.
 
 The platform's typer app is extended here (the platform never imports the pipelines).
 """
@@ -205,6 +205,59 @@ def quickstart(
         run_quickstart(
             samples=samples, cluster=_cluster(scheduler_address, workers), out=out, err=err
         )
+
+
+@app.command()
+def tune(
+    spec: Annotated[Path, typer.Argument(help="experiment spec with a tuning section")],
+    trials: Annotated[
+        int | None, typer.Option(min=1, help="trials to add (default: tuning.trials)")
+    ] = None,
+    study: Annotated[
+        str | None, typer.Option(help="study name (default: tuning.study, else the spec's name)")
+    ] = None,
+    storage: Annotated[
+        str | None,
+        typer.Option(
+            help="Optuna RDB URL (default: $HERALDBENCH_OPTUNA_STORAGE, else optuna.db in "
+            "$HERALDBENCH_HOME)"
+        ),
+    ] = None,
+    scheduler_address: Address = None,
+    workers: Workers = 2,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="tables and plots (default: $HERALDBENCH_HOME/studies/<study>)"),
+    ] = None,
+    no_mlflow: Annotated[bool, typer.Option("--no-mlflow", help="do not log to MLflow")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the study as JSON")] = False,
+) -> None:
+    """Run (or resume: same study name) an Optuna study of SPEC's tuning section on Dask."""
+    from heraldbench.pipelines.tracking import tracking_uri, ui_hint
+    from heraldbench.pipelines.tune import tune_study
+    from heraldbench.pipelines.tune.console import print_study, trial_reporter
+    from heraldbench.pipelines.tune.measure import metric_key
+    from heraldbench.pipelines.tune.space import tuning_spec
+
+    with _user_errors():
+        document = _read_document(spec)
+        tuning = tuning_spec(document).tuning  # fails before any cluster starts
+        total = trials or tuning.trials
+        objectives = [metric_key(o) for o in tuning.objectives]
+        uri = None if no_mlflow else tracking_uri()
+        options = _cluster(scheduler_address, workers, train=document.get("mode") == "train")
+        with dask_client(options) as client, progress_bar(err, "trials") as bar:
+            outcome = tune_study(
+                document, client=client, storage=storage, study_name=study, trials=trials,
+                track=uri is not None, uri=uri, out_dir=out_dir,
+                on_trial=trial_reporter(err, bar, total, objectives),
+            )  # fmt: skip
+    if as_json:
+        sys.stdout.write(json.dumps(outcome.summary(), indent=1, default=str) + "\n")
+    else:
+        print_study(out, outcome, ui_hint(uri) if uri else None)
+    if outcome.added and all(o.state == "FAIL" for o in outcome.added):
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from heraldbench.platform.data.prepared import PreparedSpec
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import registered
+from heraldbench.platform.tuning import TuningSpec, check_tuning
 from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
 
 __all__ = [
@@ -133,6 +134,7 @@ class ExperimentSpec(_Strict):
         True, description="report each strict scheduler's gap to the lower bound of its partition"
     )
     train: TrainSpec | None = Field(None, description="training settings (heraldbench train)")
+    tuning: TuningSpec | None = Field(None, description="what `heraldbench tune` searches")
 
     @field_validator("schedulers")
     @classmethod
@@ -144,6 +146,12 @@ class ExperimentSpec(_Strict):
                 raise ValueError(f"scheduler {entry.model_dump()} is listed twice")
             seen.add(key)
         return value
+
+    @model_validator(mode="after")
+    def _tuning_fits(self) -> ExperimentSpec:
+        if self.tuning is not None:
+            check_tuning(self)  # raises a ValidationError located under tuning.*
+        return self
 
 
 def format_validation_error(exc: ValidationError) -> str:

@@ -25,6 +25,7 @@ from heraldbench.platform.runner import (
 from heraldbench.platform.schedulers import SchedulerSpecBase, from_spec
 from heraldbench.platform.spec import ExperimentSpec, TrainSpec
 from heraldbench.platform.train.loop import TrainOutcome, train_scheduler
+from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.runtime import configure_threads
 from heraldbench.platform.train.split import split_trace
 
@@ -71,8 +72,12 @@ def train_run(
     split: tuple[TraceSource, SampleChunk] | None = None,
     progress: Callable[[int, int], None] | None = None,
     baseline_added: bool = False,
+    on_evaluation: Callable[[Evaluation], None] | None = None,
 ) -> TrainRunResult:
-    """Train under one scheduler of ``spec``; relative figures are filled in by the caller."""
+    """Train under one scheduler of ``spec``; relative figures are filled in by the caller.
+
+    ``on_evaluation`` sees each ``eval_interval`` evaluation (see :func:`train_scheduler`).
+    """
     settings = spec.train or TrainSpec()
     train_trace, held_out = split if split is not None else _split(spec, spec.dataset.open())
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
@@ -82,7 +87,7 @@ def train_run(
     outcome = train_scheduler(
         train_trace, held_out, scheduler, cache_rows=cache_rows, embedding_dim=spec.embedding_dim,
         settings=settings, policy=spec.cache.policy, consistency=spec.consistency,
-        progress=progress,
+        progress=progress, on_evaluation=on_evaluation,
     )  # fmt: skip
     return TrainRunResult(
         scheduler=sched_spec.kind,

@@ -40,6 +40,8 @@ __all__ = ["TrainOutcome", "evaluate", "train_scheduler"]
 #: Held-out samples scored per forward pass.
 EVAL_BATCH = 16_384
 ProgressCallback = Callable[[int, int], None]
+#: Called with each ``eval_interval`` evaluation (not the final one); it may raise to stop the run.
+EvaluationCallback = Callable[[Evaluation], None]
 
 
 @dataclass
@@ -106,12 +108,14 @@ def train_scheduler(
     progress: ProgressCallback | None = None,
     dtype: torch.dtype = torch.float32,
     prefetch: int = 2,
+    on_evaluation: EvaluationCallback | None = None,
 ) -> TrainOutcome:
     """Train a DLRM on ``trace`` under ``scheduler``'s decisions and score it on ``held_out``.
 
     ``dtype`` is float32 as in practice; float64 shrinks the rounding differences between
     schedulers' summation orders, to show that they are only rounding. ``prefetch`` decisions
-    are computed ahead by a background thread (0: in line, one at a time).
+    are computed ahead by a background thread (0: in line, one at a time). ``on_evaluation``
+    sees each interval evaluation as it is made (a tuner prunes the run by raising from it).
     """
     if scheduler.executor() is not None:
         raise SpecError(
@@ -120,6 +124,7 @@ def train_scheduler(
             "spec without it"
         )
     run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings, consistency, dtype)
+    run.on_evaluation = on_evaluation
     stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=policy,
                        consistency=consistency)  # fmt: skip
     if not prefetch:
@@ -157,6 +162,7 @@ class _Run:
         self.tallies: list[np.ndarray] = []
         self.losses: list[torch.Tensor] = []
         self.evaluations: list[Evaluation] = []
+        self.on_evaluation: EvaluationCallback | None = None
 
     def execute(self, stream: Iterator[IterationDecisions], progress) -> TrainOutcome:
         start = time.perf_counter()
@@ -170,6 +176,8 @@ class _Run:
             done += len(dec.batch)
             if interval and len(self.tallies) % interval == 0:
                 self._evaluate(self.cluster.current_table())
+                if self.on_evaluation is not None:
+                    self.on_evaluation(self.evaluations[-1])
             if progress is not None and len(self.tallies) % 16 == 0:
                 progress(done, self.trace.num_samples)
         with self.watch("movement"):

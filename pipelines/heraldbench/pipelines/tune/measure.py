@@ -1,0 +1,135 @@
+"""What a trial measures: one run of the tuned scheduler, turned into the study's metrics.
+
+Every metric a trial can be scored or constrained on (``heraldbench.platform.tuning.METRICS``)
+comes from the same run document (``RunResult.to_json``):
+
+* ``traffic`` = overall rows / the study's baseline overall rows, where the baseline is naive
+  on the same trace with the spec's own cache, measured once per study (:func:`baseline`).
+  In train mode both count the training part of the split only (the trainer's counters).
+* ``time.<profile>`` = modelled mean iteration time in ms under each hardware profile.
+* ``cache_memory`` = cache rows × ``embedding_dim`` × 4 bytes, in MiB, per worker.
+* ``auc``, ``logloss``, ``accuracy`` = the trained model's held-out figures (train mode).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from heraldbench.platform.data import TraceSource
+from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.spec import ExperimentSpec, TrainSpec
+from heraldbench.platform.tuning import MIB, ConstraintSpec, ObjectiveSpec
+from heraldbench.platform.units import BYTES_PER_VALUE
+
+__all__ = ["Measurement", "baseline", "constraint_name", "measure", "metric_key", "value_of"]
+
+#: ``on_evaluation(iteration, {"auc": ..., "logloss": ..., "accuracy": ...})`` in train mode.
+OnEvaluation = Callable[[int, dict[str, float]], None]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A trial's metrics by name, and the run document (``RunResult.to_json``) behind them."""
+
+    metrics: dict[str, float]
+    result: dict[str, Any]
+
+
+def traffic_trace(spec: ExperimentSpec) -> TraceSource:
+    """The samples whose traffic is counted: the whole trace, or in train mode the training part
+    of the trainer's split (the same split as ``heraldbench.platform.train.train_run``)."""
+    from heraldbench.platform.train.split import split_trace
+
+    trace = spec.dataset.open()
+    if spec.mode != "train":
+        return trace
+    settings = spec.train or TrainSpec()
+    limit = None
+    if settings.max_iterations is not None:
+        limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
+    return split_trace(trace, settings.eval_fraction, limit)[0]
+
+
+def baseline(document: dict[str, Any]) -> dict[str, float]:
+    """Naive's traffic on the study's trace with the spec's own cache (a Dask task)."""
+    from heraldbench.platform.runner import simulate_run
+    from heraldbench.platform.schedulers import NaiveSpec
+    from heraldbench.platform.spec import parse_spec
+
+    spec = parse_spec({**document, "lower_bound": False})
+    trace = traffic_trace(spec)
+    run = simulate_run(spec, NaiveSpec(), trace=trace)
+    return {
+        **run.counts.totals(),
+        "cache_rows": spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim),
+        "samples": trace.num_samples,
+    }
+
+
+def measure(
+    spec: ExperimentSpec, base: dict[str, float] | None, on_evaluation: OnEvaluation | None = None
+) -> Measurement:
+    """Run ``spec``'s only scheduler (simulated, or trained in train mode) and score it."""
+    sched = spec.schedulers[0]
+    if spec.mode == "train":
+        from heraldbench.platform.train import train_run
+
+        def report(evaluation: Any) -> None:
+            if on_evaluation is not None:
+                on_evaluation(evaluation.iteration, evaluation.metrics())
+
+        run = train_run(spec, sched, on_evaluation=report)
+    else:
+        from heraldbench.platform.runner import simulate_run
+
+        run = simulate_run(spec, sched, trace=spec.dataset.open())
+    result = run.to_json(spec)
+    total_rows = spec.dataset.open().layout.total_rows
+    cache_rows = spec.cache.resolve_rows(total_rows, spec.embedding_dim)
+    return Measurement(_metrics(spec, result, cache_rows, base), result)
+
+
+def _metrics(
+    spec: ExperimentSpec, result: dict[str, Any], cache_rows: int, base: dict[str, float] | None
+) -> dict[str, float]:
+    totals = result["totals"]
+    metrics = {
+        "cache_rows": float(cache_rows),
+        "cache_memory": cache_rows * spec.embedding_dim * BYTES_PER_VALUE / MIB,
+        "pull_rows": float(totals["pull"]),
+        "push_rows": float(totals["push"]),
+        "overall_rows": float(totals["overall"]),
+    }
+    if base is not None and base.get("overall"):
+        metrics["traffic"] = totals["overall"] / base["overall"]
+    for profile, estimate in (result.get("time") or {}).items():
+        metrics[f"time.{profile}"] = estimate["mean_iteration_s"] * 1000.0
+    for name, value in (result.get("metrics") or {}).items():
+        if value is not None:
+            metrics[name] = float(value)
+    return metrics
+
+
+def metric_key(ref: ObjectiveSpec | ConstraintSpec) -> str:
+    """The metric's name among a trial's metrics: ``traffic``, ``time.tcp-100g``, ..."""
+    return f"time.{ref.profile}" if ref.metric == "time" else ref.metric
+
+
+def value_of(ref: ObjectiveSpec | ConstraintSpec, metrics: dict[str, float]) -> float:
+    """The value of an objective's or a constraint's metric; NaN or missing is an error."""
+    key = metric_key(ref)
+    value = metrics.get(key)
+    if value is None or math.isnan(value):
+        raise SpecError(f"the run did not measure {key} (got {value}); the trial cannot be scored")
+    return value
+
+
+def constraint_name(constraint: ConstraintSpec) -> str:
+    """``auc >= 0.75``, ``cache_memory <= 256``: the constraint's key in the study."""
+    metric = metric_key(constraint)
+    bounds = [f">= {constraint.min:g}" if constraint.min is not None else ""]
+    bounds.append(f"<= {constraint.max:g}" if constraint.max is not None else "")
+    return " ".join([metric, *filter(None, bounds)])

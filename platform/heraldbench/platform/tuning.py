@@ -1,0 +1,352 @@
+"""The ``tuning`` section of a spec: what ``heraldbench tune`` searches, and what for.
+
+A study tunes one scheduler of the spec (``tuning.scheduler``, by default its only entry other
+than naive): each trial takes the spec, sets the searched knobs and cache size, runs that one
+scheduler (simulated, or trained with ``mode: train``) and scores it::
+
+    tuning:
+      space:
+        scheduler.lookahead: {low: 1, high: 16, log: true}   # integers: an integer range
+        cache.ratio: {low: 0.01, high: 0.3, log: true}       # floats: a float range
+        cache.policy: {choices: [lru, lfu]}                  # or a list of choices
+      objectives: [traffic, cache_memory]                    # two or more: a Pareto front
+      constraints: [{metric: cache_memory, max: 256MiB}]
+      trials: 24
+      sampler: {kind: tpe, seed: 0}
+
+Searchable names are ``scheduler.<knob>`` for any knob of the tuned scheduler and ``cache.rows``,
+``cache.bytes``, ``cache.ratio`` (one of them) and ``cache.policy``. Range ends may be byte sizes
+(``64MiB``). Both ends of a range and every choice must be valid with the entry's other knobs
+as the spec sets them (checked when the spec is read).
+
+The objectives (:data:`METRICS`; each has its own direction):
+
+* ``traffic`` — overall rows moved (pull + push + all-reduce) divided by naive's on the same
+  trace **with the spec's own ``cache``**: one denominator for every trial, so that trials with
+  different cache sizes compare (with the cache not searched it is the usual relative overall).
+* ``time`` — modelled mean iteration time in milliseconds on ``profile`` (DESIGN §2).
+* ``cache_memory`` — one worker's cache in MiB: rows × ``embedding_dim`` × 4 bytes.
+* ``auc``, ``logloss`` — held-out quality of the trained model (``mode: train`` only).
+
+A constraint bounds a metric (``min``/``max`` in the metric's unit; for ``cache_memory`` also a
+byte size such as ``256MiB``); a trial outside a bound stays in the study but is never among
+the best. Pruning (``mode: train``, one objective, ``auc`` or ``logloss``) stops a trial at an
+evaluation of ``train.eval_interval`` whose value is worse than the other trials' at the same
+iteration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from heraldbench.platform.timemodel import DEFAULT_PROFILE, PROFILES
+from heraldbench.platform.units import parse_bytes
+
+__all__ = [
+    "METRICS",
+    "ConstraintSpec",
+    "MetricInfo",
+    "ObjectiveSpec",
+    "ParamRange",
+    "PruningSpec",
+    "SamplerSpec",
+    "TuningSpec",
+    "check_tuning",
+]
+
+MIB = 2**20
+Metric = Literal["traffic", "time", "cache_memory", "auc", "logloss"]
+Scalar = bool | int | float | str | None
+CACHE_NAMES = ("rows", "bytes", "ratio", "policy")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    direction: Literal["minimize", "maximize"]
+    unit: str
+    train_only: bool = False
+
+
+METRICS: dict[str, MetricInfo] = {
+    "traffic": MetricInfo("minimize", "× naive overall"),
+    "time": MetricInfo("minimize", "ms / iteration"),
+    "cache_memory": MetricInfo("minimize", "MiB / worker"),
+    "auc": MetricInfo("maximize", "held-out AUC", train_only=True),
+    "logloss": MetricInfo("minimize", "held-out log loss", train_only=True),
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ParamRange(_Strict):
+    """A range (``low``, ``high``, optional ``step`` or ``log``) or a list of ``choices``."""
+
+    low: int | float | None = None
+    high: int | float | None = None
+    step: int | float | None = Field(None, gt=0)
+    log: bool = False
+    choices: list[Scalar] | None = Field(None, min_length=1)
+
+    @field_validator("low", "high", mode="before")
+    @classmethod
+    def _byte_sizes(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # pydantic reports ValueError, not TypeError
+            raise ValueError("a range end must be a number or a byte size (64MiB)")  # noqa: TRY004
+        return parse_bytes(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ParamRange:
+        if self.choices is not None:
+            if self.low is not None or self.high is not None or self.step or self.log:
+                raise ValueError("give either choices or low/high (with step or log), not both")
+            if len(set(map(repr, self.choices))) != len(self.choices):
+                raise ValueError(f"choices repeat a value: {self.choices}")
+            return self
+        if self.low is None or self.high is None:
+            raise ValueError("give low and high, or choices")
+        if not self.low < self.high:
+            raise ValueError(f"low must be below high, got low={self.low}, high={self.high}")
+        if self.log and (self.step is not None or self.low <= 0):
+            raise ValueError(f"a log range needs low > 0 and no step (low={self.low})")
+        if self.kind == "int" and not isinstance(self.step or 1, int):
+            raise ValueError(f"an integer range needs an integer step, got {self.step}")
+        if self.step is not None and not _multiple(self.high - self.low, self.step):
+            raise ValueError(f"high - low must be a multiple of step {self.step}")
+        return self
+
+    @property
+    def kind(self) -> Literal["int", "float", "categorical"]:
+        if self.choices is not None:
+            return "categorical"
+        return "int" if isinstance(self.low, int) and isinstance(self.high, int) else "float"
+
+    def probes(self) -> list[tuple[tuple[str | int, ...], Any]]:
+        """Values to check against the knob, with where they sit in the range: both ends and,
+        for a float range, a fractional midpoint (an integer knob refuses it)."""
+        if self.choices is not None:
+            return [(("choices", i), value) for i, value in enumerate(self.choices)]
+        probes: list[tuple[tuple[str | int, ...], Any]] = [(("low",), self.low)]
+        probes.append((("high",), self.high))
+        if self.kind == "float":  # located at the range itself
+            probes.append(((), self.low + (self.high - self.low) * 0.37))
+        return probes
+
+
+def _multiple(span: float, step: float) -> bool:
+    ratio = span / step
+    return abs(ratio - round(ratio)) < 1e-9
+
+
+class _MetricRef(_Strict):
+    metric: Metric
+    profile: str = Field(DEFAULT_PROFILE, description="hardware profile of the time metric")
+
+    @field_validator("profile")
+    @classmethod
+    def _known_profile(cls, value: str) -> str:
+        if value not in PROFILES:
+            raise ValueError(f"unknown hardware profile {value!r}; known: {', '.join(PROFILES)}")
+        return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"metric": value} if isinstance(value, str) else value
+
+
+class ObjectiveSpec(_MetricRef):
+    """One objective; its direction is the metric's (:data:`METRICS`)."""
+
+    @property
+    def direction(self) -> str:
+        return METRICS[self.metric].direction
+
+
+class ConstraintSpec(_MetricRef):
+    """A bound on a metric, in its unit: ``min`` and/or ``max`` (``cache_memory``: MiB, or a
+    byte size such as ``256MiB``)."""
+
+    min: float | None = None
+    max: float | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _memory_in_mib(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or value.get("metric") != "cache_memory":
+            return value
+        sizes = [k for k in ("min", "max") if isinstance(value.get(k), str)]
+        return {**value, **{k: parse_bytes(value[k]) / MIB for k in sizes}}
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> ConstraintSpec:
+        if self.min is None and self.max is None:
+            raise ValueError(f"constraint on {self.metric} needs min or max")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        return self
+
+    def violation(self, value: float) -> float:
+        """Optuna's convention: <= 0 when the bound holds, else how far it is missed."""
+        over = value - self.max if self.max is not None else float("-inf")
+        under = self.min - value if self.min is not None else float("-inf")
+        return max(over, under)
+
+
+class SamplerSpec(_Strict):
+    """Optuna's sampler, always seeded (trial task i of a run uses ``seed`` + trials before + i)."""
+
+    kind: Literal["tpe", "random", "nsga2"] = "tpe"
+    seed: int = Field(0, ge=0)
+    startup_trials: int = Field(10, ge=0, description="tpe: random trials before the model")
+    population: int = Field(50, ge=2, description="nsga2: population per generation")
+
+
+class PruningSpec(_Strict):
+    """Stop unpromising trained trials at an evaluation (``train.eval_interval``)."""
+
+    kind: Literal["none", "median", "percentile"] = "none"
+    percentile: float = Field(25.0, gt=0, lt=100, description="percentile: keep the best p%")
+    startup_trials: int = Field(2, ge=0, description="trials that finish before any is pruned")
+    warmup_evaluations: int = Field(1, ge=1, description="evaluations before a trial may stop")
+
+
+class TuningSpec(_Strict):
+    """What a study searches (``space``), for what (``objectives``, ``constraints``), how long."""
+
+    scheduler: str | None = Field(None, description="kind of the schedulers entry to tune")
+    space: dict[str, ParamRange] = Field(min_length=1)
+    objectives: list[ObjectiveSpec] = Field(min_length=1, max_length=4)
+    constraints: list[ConstraintSpec] = []
+    trials: int = Field(20, ge=1, le=10_000, description="trials to add per run of the study")
+    parallel: int | None = Field(None, ge=1, le=1024, description="trials at once (all workers)")
+    sampler: SamplerSpec = SamplerSpec()
+    pruning: PruningSpec = PruningSpec()
+    study: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$", description="default: the spec name"
+    )
+
+    @field_validator("space")
+    @classmethod
+    def _searchable(cls, value: dict[str, ParamRange]) -> dict[str, ParamRange]:
+        for name in value:
+            group, _, field = name.partition(".")
+            if group not in ("scheduler", "cache") or not field:
+                raise ValueError(f"{name!r}: search scheduler.<knob> or cache.<field>")
+            if group == "cache" and field not in CACHE_NAMES:
+                raise ValueError(f"{name!r}: the cache fields are {', '.join(CACHE_NAMES)}")
+        sizes = [n for n in value if n in ("cache.rows", "cache.bytes", "cache.ratio")]
+        if len(sizes) > 1:
+            raise ValueError(f"search one cache size, got {sizes}")
+        return value
+
+    @field_validator("objectives")
+    @classmethod
+    def _distinct(cls, value: list[ObjectiveSpec]) -> list[ObjectiveSpec]:
+        keys = [(o.metric, o.profile if o.metric == "time" else "") for o in value]
+        if len(set(keys)) != len(keys):
+            raise ValueError(f"an objective is listed twice: {[o.metric for o in value]}")
+        return value
+
+    @property
+    def directions(self) -> list[str]:
+        return [o.direction for o in self.objectives]
+
+
+# --- checks against the rest of the spec ---------------------------------------------------
+
+
+def check_tuning(spec: Any) -> None:
+    """Check ``spec.tuning`` against the spec it sits in (an ``ExperimentSpec``).
+
+    Raises:
+        ValidationError: one error per problem, located at its field under ``tuning``.
+    """
+    tuning: TuningSpec = spec.tuning
+    problems: list[InitErrorDetails] = []
+    entry = _tuned_entry(spec, tuning, problems)
+    for name, rng in tuning.space.items():
+        group, _, field = name.partition(".")
+        if group == "scheduler" and entry is not None:
+            _check_knob(entry, field, name, rng, problems)
+        elif group == "cache":
+            _check_cache(spec.cache, field, name, rng, problems)
+    _check_mode(spec, tuning, problems)
+    if problems:
+        raise ValidationError.from_exception_data("ExperimentSpec", problems)
+
+
+def _problem(loc: tuple[Any, ...], message: str, value: Any) -> InitErrorDetails:
+    return InitErrorDetails(
+        type=PydanticCustomError("tuning", "{reason}", {"reason": message}),
+        loc=("tuning", *loc),
+        input=value,
+    )
+
+
+def _tuned_entry(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetails]) -> Any:
+    kinds = [s.kind for s in spec.schedulers]
+    if tuning.scheduler is not None:
+        matches = [s for s in spec.schedulers if s.kind == tuning.scheduler]
+        if len(matches) != 1:
+            how = "is not in" if not matches else "is listed more than once in"
+            message = f"{how} schedulers ({kinds})"
+            problems.append(_problem(("scheduler",), message, tuning.scheduler))
+            return None
+        return matches[0]
+    candidates = [s for s in spec.schedulers if s.kind != "naive"] or list(spec.schedulers)
+    if len(candidates) != 1:
+        message = f"name the schedulers entry to tune ({kinds})"
+        problems.append(_problem(("scheduler",), message, None))
+        return None
+    return candidates[0]
+
+
+def _check_knob(entry: Any, knob: str, name: str, rng: ParamRange, problems: list) -> None:
+    knobs = [k for k in type(entry).model_fields if k != "kind"]
+    if knob not in knobs:
+        message = f"{entry.kind} has no knob {knob!r}; its knobs: {', '.join(knobs) or 'none'}"
+        problems.append(_problem(("space", name), message, knob))
+        return
+    for where, value in rng.probes():
+        try:
+            type(entry).model_validate({**entry.model_dump(), knob: value})
+        except ValidationError as exc:
+            hint = "" if where else " (a float range: give integer ends for an integer knob)"
+            problems.append(_problem(("space", name, *where), _first(exc) + hint, value))
+
+
+def _check_cache(cache: Any, field: str, name: str, rng: ParamRange, problems: list) -> None:
+    size = {k: getattr(cache, k) for k in ("rows", "bytes", "ratio") if getattr(cache, k)}
+    for where, value in rng.probes():
+        document = {**size, "policy": value} if field == "policy" else {field: value}
+        try:
+            type(cache).model_validate(document)
+        except ValidationError as exc:
+            problems.append(_problem(("space", name, *where), _first(exc), value))
+
+
+def _first(exc: ValidationError) -> str:
+    return exc.errors()[0]["msg"]
+
+
+def _check_mode(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetails]) -> None:
+    for section, refs in (("objectives", tuning.objectives), ("constraints", tuning.constraints)):
+        for i, ref in enumerate(refs):
+            if METRICS[ref.metric].train_only and spec.mode != "train":
+                message = f"{ref.metric} is measured by training: set mode: train"
+                problems.append(_problem((section, i, "metric"), message, ref.metric))
+    if tuning.pruning.kind == "none":
+        return
+    objective = tuning.objectives[0].metric
+    if spec.mode != "train" or len(tuning.objectives) > 1 or objective not in ("auc", "logloss"):
+        message = "pruning needs mode: train and one objective, auc or logloss"
+        problems.append(_problem(("pruning", "kind"), message, tuning.pruning.kind))
+    elif spec.train is None or spec.train.eval_interval < 1:
+        message = "pruning acts at evaluations: set train.eval_interval >= 1"
+        problems.append(_problem(("pruning", "kind"), message, tuning.pruning.kind))
