@@ -17,7 +17,7 @@ from typing import Any
 
 from heraldbench.pipelines import submission_log as log
 from heraldbench.pipelines.cluster import gpu_workers
-from heraldbench.pipelines.grid import Grid, PlannedRun, expand
+from heraldbench.pipelines.grid import Grid, expand
 from heraldbench.pipelines.tasks import RunRecord, RunTask, run_task
 from heraldbench.pipelines.tracking import SERIES_CAP, Target, tracking_uri
 from heraldbench.platform.metrics import Counts, relative_to
@@ -139,25 +139,9 @@ def _tasks(grid: Grid, target: Target | None, series_cap: int) -> list[RunTask]:
     for run in grid.runs:
         actions = ("simulate", "train") if run.spec.mode == "train" else ("simulate",)
         for action in actions:
-            tasks.append(
-                _task(run, action, f"heraldbench-{token}-{len(tasks):05d}", target, series_cap)
-            )
+            key = f"heraldbench-{token}-{len(tasks):05d}"
+            tasks.append(RunTask.for_run(run, action, key, target, series_cap))
     return tasks
-
-
-def _task(run: PlannedRun, action, key: str, target, series_cap: int) -> RunTask:
-    return RunTask(
-        key=key,
-        action=action,
-        spec=run.spec.model_dump(mode="json"),
-        label=run.label,
-        point=run.point.label,
-        point_index=run.point.index,
-        seed=run.seed,
-        baseline_added=run.baseline_added,
-        target=target,
-        series_cap=series_cap,
-    )
 
 
 def _gather(client: Any, tasks: list[RunTask], target, on_done: OnDone | None) -> list[RunRecord]:

@@ -14,7 +14,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -22,11 +22,15 @@ from heraldbench.pipelines.tracking import (
     SERIES_CAP,
     Target,
     flatten,
+    guarded,
     log_metrics,
     log_params,
     scalar_metrics,
     series_metrics,
 )
+
+if TYPE_CHECKING:
+    from heraldbench.pipelines.grid import PlannedRun
 
 __all__ = ["RunRecord", "RunTask", "run_task"]
 
@@ -58,6 +62,24 @@ class RunTask:
     baseline_added: bool
     target: Target | None
     series_cap: int = SERIES_CAP
+
+    @classmethod
+    def for_run(
+        cls, run: PlannedRun, action: Action, key: str, target: Target | None, series_cap: int = SERIES_CAP
+    ) -> RunTask:
+        """The task of one :class:`~heraldbench.pipelines.grid.PlannedRun` of a grid."""
+        return cls(
+            key=key,
+            action=action,
+            spec=run.spec.model_dump(mode="json"),
+            label=run.label,
+            point=run.point.label,
+            point_index=run.point.index,
+            seed=run.seed,
+            baseline_added=run.baseline_added,
+            target=target,
+            series_cap=series_cap,
+        )
 
     @property
     def run_name(self) -> str:
@@ -202,10 +224,7 @@ class _Tracker:
     def _guard(self, step, needs_run: bool = True) -> None:
         if self.task.target is None or (needs_run and self.client is None):
             return
-        try:
-            step()
-        except Exception as exc:  # noqa: BLE001 - the run's own outcome matters more
-            self.record.tracking_error = f"{type(exc).__name__}: {exc}"
+        guarded(self.record, step)
 
     def _start(self) -> None:
         import mlflow

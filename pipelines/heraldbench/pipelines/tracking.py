@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "SERIES_CAP",
     "Target",
     "flatten",
+    "guarded",
     "home",
     "log_metrics",
     "open_experiment",
@@ -173,3 +174,13 @@ def log_params(client: Any, run_id: str, params: Mapping[str, str]) -> None:
     items = [Param(k[:250], v) for k, v in params.items()]
     for start in range(0, len(items), 100):
         client.log_batch(run_id, params=items[start : start + 100])
+
+
+def guarded(owner: Any, step: Callable[..., None], *args: Any) -> None:
+    """Run one MLflow logging step; its failure is kept as ``owner.tracking_error`` (the first
+    one wins: later steps usually fail because of it), never raised, since the outcome of the
+    run or trial being logged matters more than its logging."""
+    try:
+        step(*args)
+    except Exception as exc:  # noqa: BLE001 - kept on the owner
+        owner.tracking_error = owner.tracking_error or f"{type(exc).__name__}: {exc}"

@@ -20,7 +20,7 @@ from typing import Any
 
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.spec import ExperimentSpec, TrainSpec
+from heraldbench.platform.spec import ExperimentSpec
 from heraldbench.platform.tuning import MIB, ConstraintSpec, ObjectiveSpec
 from heraldbench.platform.units import BYTES_PER_VALUE
 
@@ -41,16 +41,12 @@ class Measurement:
 def traffic_trace(spec: ExperimentSpec) -> TraceSource:
     """The samples whose traffic is counted: the whole trace, or in train mode the training part
     of the trainer's split (the same split as ``heraldbench.platform.train.train_run``)."""
-    from heraldbench.platform.train.split import split_trace
-
     trace = spec.dataset.open()
     if spec.mode != "train":
         return trace
-    settings = spec.train or TrainSpec()
-    limit = None
-    if settings.max_iterations is not None:
-        limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
-    return split_trace(trace, settings.eval_fraction, limit)[0]
+    from heraldbench.platform.train import training_split
+
+    return training_split(spec, trace)[0]
 
 
 def baseline(document: dict[str, Any]) -> dict[str, float]:
@@ -74,21 +70,22 @@ def measure(
 ) -> Measurement:
     """Run ``spec``'s only scheduler (simulated, or trained in train mode) and score it."""
     sched = spec.schedulers[0]
+    trace = spec.dataset.open()  # once: opening a raw file builds its vocabularies
     if spec.mode == "train":
-        from heraldbench.platform.train import train_run
+        from heraldbench.platform.train import train_run, training_split
 
         def report(evaluation: Any) -> None:
             if on_evaluation is not None:
                 on_evaluation(evaluation.iteration, evaluation.metrics())
 
-        run = train_run(spec, sched, on_evaluation=report)
+        split = training_split(spec, trace)
+        run = train_run(spec, sched, split=split, on_evaluation=report)
     else:
         from heraldbench.platform.runner import simulate_run
 
-        run = simulate_run(spec, sched, trace=spec.dataset.open())
+        run = simulate_run(spec, sched, trace=trace)
     result = run.to_json(spec)
-    total_rows = spec.dataset.open().layout.total_rows
-    cache_rows = spec.cache.resolve_rows(total_rows, spec.embedding_dim)
+    cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     return Measurement(_metrics(spec, result, cache_rows, base), result)
 
 

@@ -11,7 +11,13 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from heraldbench.pipelines.tracking import flatten, log_metrics, log_params, scalar_metrics
+from heraldbench.pipelines.tracking import (
+    flatten,
+    guarded,
+    log_metrics,
+    log_params,
+    scalar_metrics,
+)
 
 if TYPE_CHECKING:
     from heraldbench.pipelines.tune.trial import TrialJob, TrialOutcome
@@ -32,12 +38,7 @@ class TrialLog:
         """Run a logging step unless there is nothing to log to; keep its failure."""
         if self.job.target is None or (needs_run and self.client is None):
             return
-        try:
-            step(*args)
-        except Exception as exc:  # noqa: BLE001 - the trial's own outcome matters more
-            self.outcome.tracking_error = (
-                self.outcome.tracking_error or f"{type(exc).__name__}: {exc}"
-            )
+        guarded(self.outcome, step, *args)
 
     def start(self, spec: Any) -> None:
         """The nested run, with the trial's effective spec and drawn values as params."""

@@ -15,6 +15,7 @@ from heraldbench.platform.train.experiment import (
     TrainRunResult,
     train_experiment,
     train_run,
+    training_split,
     training_table,
 )
 from heraldbench.platform.train.loop import TrainOutcome, evaluate, train_scheduler
@@ -57,5 +58,6 @@ __all__ = [
     "train_plain",
     "train_run",
     "train_scheduler",
+    "training_split",
     "training_table",
 ]

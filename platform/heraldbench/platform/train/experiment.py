@@ -29,7 +29,7 @@ from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.runtime import configure_threads
 from heraldbench.platform.train.split import split_trace
 
-__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_table"]
+__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_split", "training_table"]
 
 METRICS = ("auc", "logloss", "accuracy")
 
@@ -79,7 +79,7 @@ def train_run(
     ``on_evaluation`` sees each ``eval_interval`` evaluation (see :func:`train_scheduler`).
     """
     settings = spec.train or TrainSpec()
-    train_trace, held_out = split if split is not None else _split(spec, spec.dataset.open())
+    train_trace, held_out = split if split is not None else training_split(spec, spec.dataset.open())
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
     scheduler = from_spec(
         sched_spec, workers=spec.cluster.workers, batch_size=spec.cluster.batch_size, seed=spec.seed
@@ -116,7 +116,9 @@ def train_run(
     )
 
 
-def _split(spec: ExperimentSpec, trace: TraceSource) -> tuple[TraceSource, SampleChunk]:
+def training_split(spec: ExperimentSpec, trace: TraceSource) -> tuple[TraceSource, SampleChunk]:
+    """The spec's (training trace, held-out samples): ``eval_fraction`` held out, and the
+    training part cut to ``max_iterations`` global batches when set."""
     settings = spec.train or TrainSpec()
     limit = None
     if settings.max_iterations is not None:
@@ -142,7 +144,7 @@ def train_experiment(
     """Train under every scheduler of ``spec`` on one split; figures relative to naive."""
     configure_threads()
     trace = trace if trace is not None else spec.dataset.open()
-    split = _split(spec, trace)
+    split = training_split(spec, trace)
     runs = [
         train_run(spec, sched_spec, split=split, baseline_added=added,
                   progress=progress(sched_spec.kind) if progress else None)  # fmt: skip

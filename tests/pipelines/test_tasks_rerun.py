@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.api.helpers import tiny_spec
 
 from heraldbench.pipelines.grid import expand
 from heraldbench.pipelines.submission_log import open_submission
 from heraldbench.pipelines.tasks import RunTask, run_task
+from tests.api.helpers import tiny_spec
 
 
 @pytest.fixture
@@ -18,17 +18,7 @@ def task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> RunTask:
     grid = expand(tiny_spec(name="rerun", schedulers=[{"kind": "naive"}]))
     target = open_submission(grid, f"sqlite:///{tmp_path / 'mlflow.db'}")
     (planned,) = grid.runs
-    return RunTask(
-        key="heraldbench-run-0123abcd",
-        action="simulate",
-        spec=planned.spec.model_dump(mode="json"),
-        label=planned.label,
-        point=planned.point.label,
-        point_index=planned.point.index,
-        seed=planned.seed,
-        baseline_added=planned.baseline_added,
-        target=target,
-    )
+    return RunTask.for_run(planned, "simulate", "heraldbench-run-0123abcd", target)
 
 
 def test_a_second_attempt_continues_the_first_attempts_run(task: RunTask) -> None:
