@@ -5,6 +5,8 @@ classes live in their modules (``synthetic``, ``criteo``, ``avazu``, ``movielens
 composed into the experiment spec by :mod:`heraldbench.platform.spec`.
 """
 
+from heraldbench.platform.data._readahead import read_ahead
+from heraldbench.platform.data._renumber import FirstSeenTrace
 from heraldbench.platform.data._trace import (
     DatasetSpecBase,
     InMemoryTrace,
@@ -13,4 +15,8 @@ from heraldbench.platform.data._trace import (
     TraceSource,
 )
 
-__all__ = ["DatasetSpecBase", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource"]
+__all__ = [
+    "DatasetSpecBase",
+    "FirstSeenTrace", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource",
+    "read_ahead",
+]

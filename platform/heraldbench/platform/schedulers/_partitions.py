@@ -39,13 +39,7 @@ def _greedy_by_score(ids, valid, workers, batch_size, rotation):  # pragma: no c
     for i in range(n):
         score[:] = 0
         for f in range(fields):
-            mask = np.uint64(valid[ids[i, f]])
-            w = 0
-            while mask:
-                if mask & np.uint64(1):
-                    score[w] += 1
-                mask >>= np.uint64(1)
-                w += 1
+            _add_bits(score, np.int64(valid[ids[i, f]]), workers)
         best = -1
         best_score = -1
         for j in range(workers):
@@ -99,15 +93,10 @@ def _greedy_with_claims(ids, valid, claims, freq, workers, batch_size, rotation,
         score[:] = 0
         for f in range(fields):
             k = ids[i, f]
-            mask = np.uint64(valid[k])
+            mask = np.int64(valid[k])
             if freq[k] <= shared_limit:
-                mask |= np.uint64(claims[k])
-            w = 0
-            while mask:
-                if mask & np.uint64(1):
-                    score[w] += 1
-                mask >>= np.uint64(1)
-                w += 1
+                mask |= np.int64(claims[k])
+            _add_bits(score, mask, workers)
         best = -1
         for j in range(workers):
             w = (j + rotation) % workers
@@ -130,3 +119,10 @@ def _greedy_with_claims(ids, valid, claims, freq, workers, batch_size, rotation,
             claims[k] = 0
             freq[k] = 0
     return assign
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_bits(score, mask, workers):  # pragma: no cover - numba
+    """score[w] += bit w of mask, for every worker (branch-free: the bits are unpredictable)."""
+    for w in range(workers):
+        score[w] += (mask >> w) & 1

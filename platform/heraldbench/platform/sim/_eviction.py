@@ -16,11 +16,12 @@ import numpy as np
 POLICY_LRU, POLICY_LFU, POLICY_LFUOPT = 0, 1, 2
 LFUOPT_LEVELS = 10
 PERMANENT = np.int32(1 << 30)  # use count of a row in LFUOpt's permanent store
+_SCAN_BLOCK = 64  # LRU log entries checked at a time when evicting
 
 _one = np.uint64(1)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def popcount(mask):  # pragma: no cover - numba
     m = np.uint64(mask)
     c = 0
@@ -30,13 +31,13 @@ def popcount(mask):  # pragma: no cover - numba
     return c
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def bit_of(w):  # pragma: no cover - numba
     return _one << np.uint64(w)
 
 
 # ---- eviction structures ---------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no cover
     bit = bit_of(w)
     out = 0
@@ -50,14 +51,14 @@ def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no
     tail[w] = out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _heap_swap(keys, hids, hts, w, a, b):  # pragma: no cover - numba
     keys[w, a], keys[w, b] = keys[w, b], keys[w, a]
     hids[w, a], hids[w, b] = hids[w, b], hids[w, a]
     hts[w, a], hts[w, b] = hts[w, b], hts[w, a]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _heap_push(keys, hids, hts, size, w, key, k, t):  # pragma: no cover - numba
     i = size[w]
     keys[w, i] = key
@@ -73,7 +74,7 @@ def _heap_push(keys, hids, hts, size, w, key, k, t):  # pragma: no cover - numba
             break
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
     k, t, key = hids[w, 0], hts[w, 0], keys[w, 0]
     size[w] -= 1
@@ -94,7 +95,7 @@ def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
     return k, t, key
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - numba
     return (
         (np.uint64(cached[k]) & bit_of(w)) != 0
@@ -103,7 +104,7 @@ def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - 
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _heap_compact(w, keys, hids, hts, size, cached, last_use, use_count):  # pragma: no cover
     live = 0
     for i in range(size[w]):
@@ -115,7 +116,7 @@ def _heap_compact(w, keys, hids, hts, size, cached, last_use, use_count):  # pra
         _heap_push(keys, hids, hts, size, w, keys[w, i], hids[w, i], hts[w, i])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
           slot):  # pragma: no cover - numba
     bit = bit_of(w)
@@ -128,43 +129,61 @@ def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
         pending[k, w] = 0
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True, inline="always")
 def _protected(k, protect):  # pragma: no cover - numba
     return protect.shape[0] > 0 and protect[k] > 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log_ids, log_t,
               log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
               first_slot):  # pragma: no cover - numba
     """Evict ``need`` least recently used rows, never one of this iteration; rows in
     ``protect`` (read again within the scheduler's replacement window) are passed over, unless
     every cached row is protected. Passed-over entries go back to the young end of the log."""
-    bit = bit_of(w)
+    bit = cached.dtype.type(1 << w)
     done = 0
     passes_left = log_tail[w] - log_head[w]
+    live = np.empty(_SCAN_BLOCK, np.int64)
     while done < need:
-        i = log_head[w]
-        log_head[w] += 1
-        k = log_ids[w, i]
-        t = log_t[w, i]
-        if not ((np.uint64(cached[k]) & bit) and last_use[k, w] == t):
-            continue
-        pinned = t == iteration
-        if pinned or (passes_left > 0 and _protected(k, protect)):
-            passes_left -= 1
-            if log_tail[w] == log_ids.shape[1]:
-                _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
-            log_ids[w, log_tail[w]] = k
-            log_t[w, log_tail[w]] = t
-            log_tail[w] += 1
-            continue
-        _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
-              first_slot + done)
-        done += 1
+        # Liveness of a block of entries first, branch-free, so that the lookups of the block's
+        # rows overlap instead of each waiting behind a mispredicted branch (half are dead).
+        head = log_head[w]
+        end = min(head + _SCAN_BLOCK, log_tail[w])
+        n_live = 0
+        for i in range(head, end):
+            k = log_ids[w, i]
+            live[n_live] = i
+            n_live += ((cached[k] & bit) != 0) & (last_use[k, w] == log_t[w, i])
+        log_head[w] = end
+        for j in range(n_live):
+            i = live[j]
+            k = log_ids[w, i]
+            t = log_t[w, i]
+            if t == iteration or (passes_left > 0 and _protected(k, protect)):
+                passes_left -= 1
+                log_head[w] = i + 1
+                _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached, last_use)
+                break  # the log may have been compacted: rescan from its new head
+            _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
+                  first_slot + done)
+            done += 1
+            if done == need:
+                log_head[w] = i + 1
+                break
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
+def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
+                 last_use):  # pragma: no cover - numba
+    if log_tail[w] == log_ids.shape[1]:
+        _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
+    log_ids[w, log_tail[w]] = k
+    log_t[w, log_tail[w]] = t
+    log_tail[w] += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect, use_count,
               heap_keys, heap_ids, heap_t, heap_size, evicted_ids, evicted_w, evicted_pending,
               first_slot):  # pragma: no cover - numba
@@ -202,18 +221,16 @@ def evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect, use
                        aside_t[i])
 
 
-@numba.njit(cache=True)
-def log_touch(w, k, iteration, log_ids, log_t, log_head, log_tail, cached,
-              last_use):  # pragma: no cover - numba
-    """Record an LRU touch (``last_use`` must already hold ``iteration``)."""
-    if log_tail[w] == log_ids.shape[1]:
+@numba.njit(cache=True, nogil=True)
+def log_reserve(w, room, log_ids, log_t, log_head, log_tail, cached,
+                last_use):  # pragma: no cover - numba
+    """Make room for ``room`` more touches at the end of worker w's LRU log (compacting it when
+    full, which the log's size keeps amortised O(1) per touch)."""
+    if log_tail[w] + room > log_ids.shape[1]:
         _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
-    log_ids[w, log_tail[w]] = k
-    log_t[w, log_tail[w]] = iteration
-    log_tail[w] += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def lfu_touch(w, k, iteration, inserted, policy, permanent_cap, permanent, use_count, touch_seq,
               heap_keys, heap_ids, heap_t, heap_size, cached, last_use):  # pragma: no cover
     """Count a touch and queue the row's new heap entry (none for LFUOpt's permanent rows)."""

@@ -16,13 +16,12 @@ from heraldbench.platform.sim._eviction import (
     evict_lfu,
     evict_lru,
     lfu_touch,
-    log_touch,
-    popcount,
+    log_reserve,
 )
 
 TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = 0, 1, 2  # also the index of each in the counts array
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def group_by_worker(assign, workers):  # pragma: no cover - numba
     """Sample indices sorted by worker, each worker's in ascending order, plus group starts."""
     starts = np.zeros(workers + 1, dtype=np.int64)
@@ -39,7 +38,7 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
     return order, starts
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def read_batch(
     ids, assign, iteration, workers, capacity, policy, permanent_cap, bound,
     cached, valid, last_use, seen, occupancy, protect,
@@ -65,26 +64,23 @@ def read_batch(
                                          np.int32(iteration * workers + w + 1), seen, touch_pos,
                                          bound >= 0, touched_ids, touched_w, touched_occ,
                                          n_touched)
-        for i in range(first, n_touched):
-            k = touched_ids[i]
-            kind = _classify(k, w, bound, cached, valid, clock, version, pending)
-            touched_kind[i] = kind
-            counts[kind] += 1
-            if kind == TOUCH_MISS:
-                occupancy[w] += 1
-            last_use[k, w] = iteration
-            if policy == POLICY_LRU:
-                log_touch(w, k, iteration, log_ids, log_t, log_head, log_tail, cached, last_use)
-            else:
-                lfu_touch(w, k, iteration, kind == TOUCH_MISS, policy, permanent_cap, permanent,
-                          use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size, cached,
-                          last_use)
+        if policy == POLICY_LRU:
+            log_reserve(w, n_touched - first, log_ids, log_t, log_head, log_tail, cached,
+                        last_use)
+            occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touched_ids,
+                                       touched_kind, cached, valid, clock, version, pending,
+                                       last_use, log_ids, log_t, log_tail, counts)
+        else:
+            occupancy[w] += _touch_lfu(w, first, n_touched, iteration, bound, policy,
+                                       permanent_cap, touched_ids, touched_kind, cached, valid,
+                                       clock, version, pending, last_use, use_count, permanent,
+                                       heap_keys, heap_ids, heap_t, heap_size, touch_seq, counts)
         need = occupancy[w] - capacity
         if need > 0:
             if policy == POLICY_LRU:
                 evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log_ids,
-                          log_t,
-                          log_head, log_tail, evicted_ids, evicted_w, evicted_pending, n_evicted)
+                          log_t, log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
+                          n_evicted)
             else:
                 evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect,
                           use_count, heap_keys, heap_ids, heap_t, heap_size, evicted_ids,
@@ -94,11 +90,75 @@ def read_batch(
     return n_touched, n_evicted
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
+def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cached, valid, clock,
+               version, pending, last_use, log_ids, log_t, log_tail, counts):  # pragma: no cover
+    """Classify and log worker w's lookups ``first..last``; the log must have room for them.
+
+    The hottest loop of the simulator: one pass, no calls, counters in registers, the strict
+    classification apart from HET's; the log's rare compaction is done before the loop
+    (``log_reserve``). Returns the number of misses (rows inserted)."""
+    tail = log_tail[w]
+    hits = 0
+    misses = 0
+    for i in range(first, last):
+        k = touched_ids[i]
+        if bound < 0:
+            kind = _classify_strict(k, w, cached, valid)
+        else:
+            kind = _classify(k, w, bound, cached, valid, clock, version, pending)
+        touched_kind[i] = kind
+        hits += kind == TOUCH_HIT
+        misses += kind == TOUCH_MISS
+        last_use[k, w] = iteration
+        log_ids[w, tail] = k
+        log_t[w, tail] = iteration
+        tail += 1
+    log_tail[w] = tail
+    counts[TOUCH_HIT] += hits
+    counts[TOUCH_MISS] += misses
+    counts[TOUCH_UPDATE] += last - first - hits - misses
+    return misses
+
+
+@numba.njit(cache=True, nogil=True)
+def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_ids, touched_kind,
+               cached, valid, clock, version, pending, last_use, use_count, permanent, heap_keys,
+               heap_ids, heap_t, heap_size, touch_seq, counts):  # pragma: no cover - numba
+    """Classify worker w's lookups ``first..last`` and count them in the LFU heap; returns the
+    number of misses."""
+    misses = 0
+    for i in range(first, last):
+        k = touched_ids[i]
+        kind = _classify(k, w, bound, cached, valid, clock, version, pending)
+        touched_kind[i] = kind
+        counts[kind] += 1
+        misses += kind == TOUCH_MISS
+        last_use[k, w] = iteration
+        lfu_touch(w, k, iteration, kind == TOUCH_MISS, policy, permanent_cap, permanent,
+                  use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size, cached, last_use)
+    return misses
+
+
+@numba.njit(cache=True, nogil=True)
 def _collect_working_set(ids, order, lo, hi, w, marker, seen, touch_pos, count_occurrences,
                          touched_ids, touched_w, touched_occ, n_touched):  # pragma: no cover
     """Append worker w's distinct ids in touch order; count occurrences when asked."""
     fields = ids.shape[1]
+    if not count_occurrences:
+        # Branch-free: every id is written out and kept only if new (about 40% are on the
+        # Criteo-like trace), so no mispredicted branch holds up the lookups behind it.
+        first = n_touched
+        for j in range(lo, hi):
+            s = order[j]
+            for f in range(fields):
+                k = ids[s, f]
+                new = seen[k] != marker
+                seen[k] = marker
+                touched_ids[n_touched] = k
+                n_touched += new
+        touched_w[first:n_touched] = w
+        return n_touched
     for j in range(lo, hi):
         s = order[j]
         for f in range(fields):
@@ -107,16 +167,27 @@ def _collect_working_set(ids, order, lo, hi, w, marker, seen, touch_pos, count_o
                 seen[k] = marker
                 touched_ids[n_touched] = k
                 touched_w[n_touched] = w
-                if count_occurrences:
-                    touch_pos[k] = n_touched
-                    touched_occ[n_touched] = 1
+                touch_pos[k] = n_touched
+                touched_occ[n_touched] = 1
                 n_touched += 1
-            elif count_occurrences:
+            else:
                 touched_occ[touch_pos[k]] += 1
     return n_touched
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
+def _classify_strict(k, w, cached, valid):  # pragma: no cover - numba
+    """_classify under strict consistency (no clocks), kept apart for speed."""
+    bit = cached.dtype.type(1 << w)
+    mask = cached[k]
+    cached[k] = mask | bit
+    held = np.int8((mask & bit) != 0)
+    fresh = np.int8((valid[k] & bit) != 0)
+    # branch-free: miss (not held) 1, hit (held, fresh) 0, update pull (held, outdated) 2
+    return np.int8(1) - held + np.int8(2) * held * (np.int8(1) - fresh)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _classify(k, w, bound, cached, valid, clock, version, pending):  # pragma: no cover - numba
     """Hit, miss pull or update pull of row k at worker w; a pull refreshes the copy."""
     bit = bit_of(w)
@@ -135,7 +206,7 @@ def _classify(k, w, bound, cached, valid, clock, version, pending):  # pragma: n
     return TOUCH_HIT
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def write_batch(touched_ids, touched_w, n_touched, writers, valid, optimistic,
                 write_ids, write_masks):  # pragma: no cover - numba
     """Writes of one iteration: every touched row is updated by the workers that read it.
@@ -143,29 +214,27 @@ def write_batch(touched_ids, touched_w, n_touched, writers, valid, optimistic,
     One writer keeps the only valid copy; co-writers leave no valid copy (strict) or all keep
     theirs (optimistic). Returns the number of distinct rows written.
     """
+    one = writers.dtype.type(1)
     for i in range(n_touched):
         k = touched_ids[i]
-        writers[k] = np.uint64(writers[k]) | bit_of(touched_w[i])
+        writers[k] |= one << touched_w[i]
     n_written = 0
     for i in range(n_touched):
+        # Branch-free: a row touched by several workers is written out at its first touch
+        # (which clears ``writers``) and skipped at the others, where ``mask`` is 0.
         k = touched_ids[i]
-        mask = np.uint64(writers[k])
-        if mask == 0:
-            continue
-        if optimistic or popcount(mask) == 1:
-            valid[k] = mask
-        else:
-            valid[k] = 0
+        mask = writers[k]
+        shared = (mask & (mask - one)) != 0
+        kept = writers.dtype.type(0) if shared and not optimistic else mask
+        valid[k] = kept if mask != 0 else valid[k]
         write_ids[n_written] = k
         write_masks[n_written] = mask
-        n_written += 1
+        n_written += mask != 0
         writers[k] = 0
     return n_written
 
 
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_batch_rows(ids, marker, seen, counts, delta):  # pragma: no cover - numba
     """counts[k] += delta once for each distinct row k of a batch (``marker`` unique per call)."""
     for i in range(ids.shape[0]):

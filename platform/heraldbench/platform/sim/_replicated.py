@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from heraldbench.platform.data import TraceSource
+from heraldbench.platform.data import TraceSource, read_ahead
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import CacheView, Scheduler
@@ -194,7 +194,7 @@ class _Run:
 
     def _batches(self) -> Iterator[np.ndarray]:
         batch = self.scheduler.global_batch
-        for chunk in self.trace.chunks(batch * _BATCHES_PER_CHUNK):
+        for chunk in read_ahead(self.trace.chunks(batch * _BATCHES_PER_CHUNK)):
             for offset in range(0, len(chunk) - batch + 1, batch):
                 yield chunk.ids[offset : offset + batch]
 

@@ -28,7 +28,7 @@ LOOKUPS, DEMAND, FILL, TRANSIENT, SYNC_NOW, SYNC_LATER, NO_SYNC = range(7)
 RUN_COUNTS = 7
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def enqueue_batch(ids, assign, j, latest, pos, uniq, nread, flags, prev_flags,
                   masks):  # pragma: no cover - numba
     """Add batch j to the window; returns (distinct rows, per-worker distinct lookups).
@@ -64,7 +64,7 @@ def enqueue_batch(ids, assign, j, latest, pos, uniq, nread, flags, prev_flags,
     return n, lookups
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def evict_pending(state, pending, n_pending, occupancy):  # pragma: no cover - numba
     """Evict the rows whose lease expired; returns write-backs (dirty rows evicted)."""
     written = 0
@@ -78,7 +78,7 @@ def evict_pending(state, pending, n_pending, occupancy):  # pragma: no cover - n
     return written
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def prefetch(first, stop, uniq, counts, state, occupancy, capacity):  # pragma: no cover - numba
     """Load whole batches ``first, first+1, … < stop`` (ring slots of ``uniq``) while they fit.
 
@@ -106,7 +106,7 @@ def prefetch(first, stop, uniq, counts, state, occupancy, capacity):  # pragma: 
     return j, loaded
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def run_batch(b, workers, capacity, uniq, nread, flags, n, latest, state, occupancy, missing,
               pending, n_pending, out):  # pragma: no cover - numba
     """Reads, on-demand fetches, sync classes and lease updates of batch b; counts into ``out``.
@@ -150,7 +150,7 @@ def run_batch(b, workers, capacity, uniq, nread, flags, n, latest, state, occupa
     return n_pending
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_dirty(state):  # pragma: no cover - numba
     dirty = 0
     for k in range(state.shape[0]):

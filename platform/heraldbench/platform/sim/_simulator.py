@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.data import FirstSeenTrace, SampleChunk, TraceSource, read_ahead
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
@@ -56,6 +56,7 @@ def simulate(
     check_invariants: bool = False,
     record_partitions: bool = False,
     progress: ProgressCallback | None = None,
+    renumber_rows: bool = True,
 ) -> SimResult:
     """Run ``scheduler`` over ``trace`` with caches of ``cache_rows`` rows per worker.
 
@@ -65,7 +66,11 @@ def simulate(
         record_partitions: keep every iteration's partition in ``SimResult.partitions`` (for the
             lower bound); W·m bytes per iteration.
         progress: called with (samples done, samples total) after every chunk.
+        renumber_rows: simulate on the trace with rows numbered in order of first appearance
+            (:class:`FirstSeenTrace`), for memory locality; the counts are the same either way.
     """
+    if renumber_rows:
+        trace = FirstSeenTrace(trace)
     own = scheduler.executor()
     if own is not None:
         return own(
@@ -166,7 +171,7 @@ class _Run:
 
     def _raw_batches(self) -> Iterator[SampleChunk]:
         batch = self.scheduler.global_batch
-        for chunk in self.trace.chunks(batch * _BATCHES_PER_CHUNK):
+        for chunk in read_ahead(self.trace.chunks(batch * _BATCHES_PER_CHUNK)):
             for offset in range(0, len(chunk) - batch + 1, batch):
                 yield chunk.slice(offset, offset + batch)
 

@@ -13,9 +13,10 @@ from heraldbench.platform.sim._eviction import bit_of, popcount
 from heraldbench.platform.sim._kernels import TOUCH_HIT
 
 SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its worker
+_ONE = np.uint64(1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
     if log_k.shape[0] > 0:
         i = log_n[0]
@@ -25,14 +26,14 @@ def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - nu
         log_n[0] = i + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _log_holders(k, holders, workers, how, log_k, log_w, log_how, log_n):  # pragma: no cover
     for v in range(workers):
         if np.uint64(holders) & bit_of(v):
             _log_sent(k, v, how, log_k, log_w, log_how, log_n)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def sync_iteration(
     iteration, workers, on_demand, window, direct, strict, check,
     pulled_ids, pulled_w, pulled_kind, n_pulled,
@@ -67,7 +68,7 @@ def sync_iteration(
         k = write_ids[i]
         mask = np.uint64(write_masks[i])
         dirty[k] = np.uint64(dirty[k]) | mask
-        partial[k] = strict and popcount(mask) > 1
+        partial[k] = strict and (mask & (mask - _ONE)) != 0
     if not on_demand:
         for i in range(n_written):
             k = write_ids[i]
@@ -94,7 +95,7 @@ def sync_iteration(
                           dirty, partial, counts, log_k, log_w, log_how, log_n)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _readers_after(k, iteration, workers, last_use):  # pragma: no cover - numba
     """Workers that read row k after ``iteration`` (up to where the residency pass has got)."""
     readers = np.uint64(0)
@@ -104,7 +105,7 @@ def _readers_after(k, iteration, workers, last_use):  # pragma: no cover - numba
     return readers
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _push_for_readers(k, readers, workers, direct, dirty, partial, counts, log_k, log_w, log_how,
                       log_n):  # pragma: no cover - numba
     """Push the dirty copies of row k that ``readers`` need. With ``direct``, a whole (non-partial)
@@ -119,17 +120,19 @@ def _push_for_readers(k, readers, workers, direct, dirty, partial, counts, log_k
         dirty[k] = 0
         partial[k] = False
         return
-    for v in range(workers):
-        bit = bit_of(v)
-        if (holders & bit) and (readers & ~bit):
-            if not direct:
-                counts[1] += 1
-            _log_sent(k, v, SENT_DIRECT if direct else SENT_UPDATE, log_k, log_w, log_how, log_n)
-            holders &= ~bit
-    dirty[k] = holders
+    # A holder pushes unless the only reader is itself: with two or more readers every holder
+    # does, with one reader every holder but that one.
+    single_reader = (readers & (readers - _ONE)) == 0
+    pushing = holders & ~readers if single_reader else holders
+    if not direct:
+        counts[1] += popcount(pushing)
+    if log_k.shape[0] > 0:
+        _log_holders(k, pushing, workers, SENT_DIRECT if direct else SENT_UPDATE, log_k, log_w,
+                     log_how, log_n)
+    dirty[k] = holders & ~pushing
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_dirty(dirty):  # pragma: no cover - numba
     total = 0
     for k in range(dirty.shape[0]):
@@ -138,7 +141,7 @@ def count_dirty(dirty):  # pragma: no cover - numba
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bounded_staleness_sync(
     touched_ids, touched_w, touched_occ, n_touched, evicted_ids, evicted_pending, n_evicted,
     evicted_w, per_occurrence, bound, clock, version, pending, counts, log_k, log_w, log_how, log_n,
@@ -168,7 +171,7 @@ def bounded_staleness_sync(
             pending[k, w] = 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def count_pending(pending):  # pragma: no cover - numba
     """Copies still holding unpushed updates (HET's flush at the end)."""
     total = 0
@@ -179,7 +182,7 @@ def count_pending(pending):  # pragma: no cover - numba
     return total
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def invalidate(rows, valid):  # pragma: no cover - numba
     """Mark every cached copy of ``rows`` outdated (their master moved elsewhere)."""
     for i in range(rows.shape[0]):
