@@ -17,6 +17,10 @@ from heraldbench.platform.data._trace import (
 
 __all__ = [
     "DatasetSpecBase",
-    "FirstSeenTrace", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource",
+    "FirstSeenTrace",
+    "InMemoryTrace",
+    "SampleChunk",
+    "TableLayout",
+    "TraceSource",
     "read_ahead",
 ]

@@ -32,6 +32,13 @@ def popcount(mask):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def several_bits(mask):  # pragma: no cover - numba
+    """More than one bit set (more than one worker), without counting them."""
+    m = np.uint64(mask)
+    return (m & (m - _one)) != 0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def bit_of(w):  # pragma: no cover - numba
     return _one << np.uint64(w)
 
@@ -176,8 +183,7 @@ def evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log
 @numba.njit(cache=True, nogil=True)
 def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
                  last_use):  # pragma: no cover - numba
-    if log_tail[w] == log_ids.shape[1]:
-        _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
+    log_reserve(w, 1, log_ids, log_t, log_head, log_tail, cached, last_use)
     log_ids[w, log_tail[w]] = k
     log_t[w, log_tail[w]] = t
     log_tail[w] += 1

@@ -17,6 +17,7 @@ from heraldbench.platform.sim._eviction import (
     evict_lru,
     lfu_touch,
     log_reserve,
+    several_bits,
 )
 
 TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = 0, 1, 2  # also the index of each in the counts array
@@ -224,8 +225,7 @@ def write_batch(touched_ids, touched_w, n_touched, writers, valid, optimistic,
         # (which clears ``writers``) and skipped at the others, where ``mask`` is 0.
         k = touched_ids[i]
         mask = writers[k]
-        shared = (mask & (mask - one)) != 0
-        kept = writers.dtype.type(0) if shared and not optimistic else mask
+        kept = writers.dtype.type(0) if several_bits(mask) and not optimistic else mask
         valid[k] = kept if mask != 0 else valid[k]
         write_ids[n_written] = k
         write_masks[n_written] = mask

@@ -71,12 +71,12 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from heraldbench.platform.data import TraceSource, read_ahead
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import CacheView, Scheduler
 from heraldbench.platform.sim import _replicated_kernels as kern
-from heraldbench.platform.sim._simulator import SERIES, SimResult
+from heraldbench.platform.sim._simulator import SERIES, SimResult, global_batches
 from heraldbench.platform.sim._state import POLICIES
 
 __all__ = ["simulate_replicated"]
@@ -193,10 +193,8 @@ class _Run:
         return self._result(time.perf_counter() - start)
 
     def _batches(self) -> Iterator[np.ndarray]:
-        batch = self.scheduler.global_batch
-        for chunk in read_ahead(self.trace.chunks(batch * _BATCHES_PER_CHUNK)):
-            for offset in range(0, len(chunk) - batch + 1, batch):
-                yield chunk.ids[offset : offset + batch]
+        for batch in global_batches(self.trace, self.scheduler.global_batch):
+            yield batch.ids
 
     def _enqueue(self, j: int, ids: np.ndarray) -> None:
         assign = np.ascontiguousarray(self.scheduler.partition(ids, _NO_VIEW, j), np.int32)

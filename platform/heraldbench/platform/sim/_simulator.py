@@ -170,10 +170,7 @@ class _Run:
             _kernels.count_batch_rows(batch.ids, marker, self.window_seen, self.protect, delta)
 
     def _raw_batches(self) -> Iterator[SampleChunk]:
-        batch = self.scheduler.global_batch
-        for chunk in read_ahead(self.trace.chunks(batch * _BATCHES_PER_CHUNK)):
-            for offset in range(0, len(chunk) - batch + 1, batch):
-                yield chunk.slice(offset, offset + batch)
+        return global_batches(self.trace, self.scheduler.global_batch)
 
     def _step(self, iteration: int, batch: SampleChunk) -> int | None:
         """Residency of ``iteration``; returns the iteration whose syncs completed, if any."""
@@ -301,6 +298,14 @@ class _Run:
             partitions=self.partitions,
             info={"policy": self.policy, "trace": self.trace.describe()},
         )
+
+
+def global_batches(trace: TraceSource, global_batch: int) -> Iterator[SampleChunk]:
+    """The trace's whole global batches in order (a short tail is dropped), produced on a
+    background thread a few chunks ahead of the simulation (:func:`read_ahead`)."""
+    for chunk in read_ahead(trace.chunks(global_batch * _BATCHES_PER_CHUNK)):
+        for offset in range(0, len(chunk) - global_batch + 1, global_batch):
+            yield chunk.slice(offset, offset + global_batch)
 
 
 def _validate(trace, scheduler, cache_rows, policy, consistency) -> None:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from heraldbench.platform.sim._eviction import bit_of, popcount
+from heraldbench.platform.sim._eviction import bit_of, popcount, several_bits
 from heraldbench.platform.sim._kernels import TOUCH_HIT
 
 SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its worker
-_ONE = np.uint64(1)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -68,7 +67,7 @@ def sync_iteration(
         k = write_ids[i]
         mask = np.uint64(write_masks[i])
         dirty[k] = np.uint64(dirty[k]) | mask
-        partial[k] = strict and (mask & (mask - _ONE)) != 0
+        partial[k] = strict and several_bits(mask)
     if not on_demand:
         for i in range(n_written):
             k = write_ids[i]
@@ -122,8 +121,7 @@ def _push_for_readers(k, readers, workers, direct, dirty, partial, counts, log_k
         return
     # A holder pushes unless the only reader is itself: with two or more readers every holder
     # does, with one reader every holder but that one.
-    single_reader = (readers & (readers - _ONE)) == 0
-    pushing = holders & ~readers if single_reader else holders
+    pushing = holders if several_bits(readers) else holders & ~readers
     if not direct:
         counts[1] += popcount(pushing)
     if log_k.shape[0] > 0:
