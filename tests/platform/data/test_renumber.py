@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heraldbench.platform.data import FirstSeenTrace, InMemoryTrace
+from heraldbench.platform.data import FirstSeenTrace, InMemoryTrace, _renumber
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 
 
@@ -53,3 +53,18 @@ def test_every_pass_numbers_the_same_way() -> None:
     trace = FirstSeenTrace(SyntheticCriteoSpec(samples=1000, scale=0.001, seed=2).open())
     first = trace.materialize().ids
     np.testing.assert_array_equal(trace.materialize().ids, first)
+
+
+def test_rows_named_on_the_original_trace_map_to_their_new_numbers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A scheduler that names rows before renumbering (FAE's hot set) finds them again; rows the
+    pass has not reached yet are left out."""
+    monkeypatch.setattr(_renumber, "_BLOCK_SAMPLES", 2)
+    trace = FirstSeenTrace(_trace())
+    assert trace.renumbered(np.array([4, 14])).size == 0  # no pass has started
+    chunks = trace.chunks(2)
+    next(chunks)  # samples 0 and 1: global rows 4, 1 | 14 | 17, 15
+    assert trace.renumbered(np.array([4, 1, 3, 14, 8, 15])).tolist() == [0, 1, 5, 16]
+    list(chunks)
+    assert trace.renumbered(np.array([8, 0, 16])).tolist() == [6, 2, 17]

@@ -116,6 +116,23 @@ def test_generate_any_range_matches_the_stream():
         trace.generate(2_000, 3_001)
 
 
+@pytest.mark.parametrize("tail_window", [DEFAULT_TAIL_WINDOW, None])
+def test_samples_at_any_positions_match_the_stream(tail_window) -> None:
+    """Random access (FAE reads only its sampled positions) gives the stream's ids, in the
+    order asked, repeats included, for the sweeping tail and the stationary one."""
+    trace = _trace(samples=3_000, tail_window=tail_window)
+    ids, labels, dense = _all(trace)
+    positions = np.array([2_999, 0, 1_500, 1_500, 7])
+    assert trace.random_access
+    np.testing.assert_array_equal(trace.ids_at(positions), ids[positions])
+    picked = trace.samples_at(positions)
+    np.testing.assert_array_equal(picked.ids, ids[positions])
+    np.testing.assert_array_equal(picked.labels, labels[positions])
+    np.testing.assert_array_equal(picked.dense, dense[positions])
+    with pytest.raises(DataError, match="outside"):
+        trace.ids_at([3_000])
+
+
 def test_shapes_dtypes_and_id_ranges_follow_the_layout():
     trace = _trace(samples=20_000)
     ids, labels, dense = _all(trace)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.data import InMemoryTrace, TraceSource
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import CacheView, FAESpec, create
-from heraldbench.platform.schedulers import _fae
+from heraldbench.platform.schedulers import _fae, _fae_profile
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.sim import SimResult, simulate
 
@@ -163,9 +163,9 @@ def test_phase_plan() -> None:
 
 def test_top_rows_breaks_ties_by_row_id_and_skips_unsampled_rows() -> None:
     counts = np.array([0, 3, 1, 3, 3, 0, 5])
-    assert _fae.top_rows(counts, 2).tolist() == [1, 6]
-    assert _fae.top_rows(counts, 3).tolist() == [1, 3, 6]
-    assert _fae.top_rows(counts, 10).tolist() == [1, 2, 3, 4, 6]
+    assert _fae_profile.top_rows(counts, 2).tolist() == [1, 6]
+    assert _fae_profile.top_rows(counts, 3).tolist() == [1, 3, 6]
+    assert _fae_profile.top_rows(counts, 10).tolist() == [1, 2, 3, 4, 6]
 
 
 def skewed_trace(samples: int = 20_000, seed: int = 5) -> InMemoryTrace:
@@ -179,8 +179,9 @@ def test_profile_draws_with_replacement_and_streams_across_chunks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     trace = skewed_trace(2_000)
-    monkeypatch.setattr(_fae, "_READ_SAMPLES", 37)  # many chunk boundaries
-    counts, draws = _fae.sample_access_counts(trace, 0.05, np.random.default_rng(1))
+    monkeypatch.setattr(_fae, "READ_SAMPLES", 37)  # many chunk boundaries
+    monkeypatch.setattr(_fae_profile, "READ_SAMPLES", 37)
+    counts, draws = _fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(1))
     assert draws == 100 and counts.sum() == 100 * 3
     scheduler = create("fae", workers=4, batch_size=8, seed=1, hot_ratio=0.05, switch_period=3)
     prepared = scheduler.prepare(trace)
@@ -290,3 +291,47 @@ def test_run_result_reports_the_hot_input_share() -> None:
     schedule = fae["schedule"]
     assert 0 < schedule["hot_input_share"] < 1 and schedule["hot_rows"] > 0
     assert schedule["samples"] + schedule["samples_dropped_by_reordering"] == 20_000
+
+
+class _Streamed(TraceSource):
+    """A trace that can only be read front to back (as a raw dataset file is)."""
+
+    def __init__(self, source: InMemoryTrace) -> None:
+        self.source, self.layout = source, source.layout
+        self.num_samples, self.num_dense = source.num_samples, source.num_dense
+
+    def _blocks(self):
+        yield from self.source.chunks(29)
+
+
+def test_profile_is_the_same_with_and_without_random_access(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Random access (only the sampled positions read, the hot/cold split on all cores, each
+    class's samples read apart) is a shortcut: the counts, the hot set, the split and the
+    replayed trace equal those of a front-to-back read."""
+    monkeypatch.setattr(_fae_profile, "READ_SAMPLES", 41)
+    direct = skewed_trace(3_000, seed=8)
+    streamed = _Streamed(direct)
+    assert direct.random_access and not streamed.random_access
+    profiles = [
+        _fae_profile.sample_access_counts(trace, 0.2, np.random.default_rng(4))
+        for trace in (direct, streamed)
+    ]
+    np.testing.assert_array_equal(profiles[0][0], profiles[1][0])
+    hot_rows = _fae_profile.top_rows(profiles[0][0], 60)
+    bits = _fae_profile.hot_row_bits(hot_rows, direct.layout.total_rows)
+    expected = int(np.isin(direct.ids, hot_rows).all(axis=1).sum())
+    assert 0 < expected < direct.num_samples
+    found = [_fae_profile.find_hot_samples(trace, bits) for trace in (direct, streamed)]
+    np.testing.assert_array_equal(found[0], found[1])
+    is_hot = _fae_profile.bits_between(found[0], 0, direct.num_samples)
+    np.testing.assert_array_equal(is_hot, np.isin(direct.ids, hot_rows).all(axis=1))
+    assert int(is_hot.sum()) == expected
+    replayed = []
+    for trace in (direct, streamed):
+        scheduler = create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.02,
+                           switch_period=2)
+        replayed.append(scheduler.prepare(trace).materialize())
+    np.testing.assert_array_equal(replayed[0].ids, replayed[1].ids)
+    np.testing.assert_array_equal(replayed[0].labels, replayed[1].labels)

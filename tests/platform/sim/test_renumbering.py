@@ -32,3 +32,20 @@ def test_counts_do_not_depend_on_how_rows_are_numbered(kind: str, policy: str) -
     assert renumbered == plain
     for name, series in results[0].series.items():
         np.testing.assert_array_equal(results[1].series[name], series, err_msg=name)
+
+
+def test_fae_hot_rows_are_invalidated_under_their_new_numbers() -> None:
+    """FAE names its hot rows on the original trace; every switch back to a cold phase must
+    outdate those rows' cached copies under the numbers the simulator gave them."""
+    trace = _scattered_trace(samples=1920)
+    results = [
+        simulate(trace, create("fae", workers=4, batch_size=8, seed=2, hot_ratio=0.2,
+                               switch_period=1), cache_rows=100, check_invariants=True,
+                 renumber_rows=renumber)
+        for renumber in (False, True)
+    ]  # fmt: skip
+    described = results[1].info["trace"]
+    assert described["phases"] > 4 and described["hot_batches"] > 2
+    assert results[1].counts.as_dict() == results[0].counts.as_dict()
+    for name, series in results[0].series.items():
+        np.testing.assert_array_equal(results[1].series[name], series, err_msg=name)

@@ -8,8 +8,8 @@ numbered at random, as the synthetic generator scatters them, each lookup is a t
 This is also how the raw-format readers number rows (data/_vocab.py), so a real trace is already
 in this order. Modelling assumption: no scheduler's decision depends on *which* number a row has,
 only on which reads share a row; the differential tests run the simulator on renumbered traces
-against the reference on the original ones. (FAE's hot set breaks ties in access count by row
-number, so on a renumbered trace they go to the row seen first.)
+against the reference on the original ones. Schedulers that rank rows by number (FAE breaks ties
+in access count by the smaller row id) prepare their trace before it is renumbered.
 """
 
 from __future__ import annotations
@@ -40,12 +40,26 @@ class FirstSeenTrace(TraceSource):
         self.layout = source.layout
         self.num_samples = source.num_samples
         self.num_dense = source.num_dense
+        self._number = np.zeros(0, ROW_ID_DTYPE)  # the current pass's mapping
+
+    def renumbered(self, rows: np.ndarray) -> np.ndarray:
+        """The new ids of those of ``rows`` (original ids) that the current pass has numbered.
+
+        Rows not numbered yet are left out: nothing downstream of the pass has seen them. A
+        consumer on another thread than the pass sees at least every row of the chunks it was
+        handed (the mapping only grows).
+        """
+        if not self._number.size:
+            return np.zeros(0, ROW_ID_DTYPE)
+        new = self._number[np.asarray(rows, dtype=np.int64)]
+        return new[new > 0] - 1
 
     def describe(self) -> dict[str, Any]:
         return self.source.describe()
 
     def _blocks(self) -> Iterator[SampleChunk]:
         number = np.zeros(self.layout.total_rows, ROW_ID_DTYPE)  # new id + 1; 0: not seen yet
+        self._number = number
         offsets = self.layout.offsets.astype(np.int64)
         next_free = offsets.copy()
         for chunk in self.source.chunks(_BLOCK_SAMPLES):

@@ -21,6 +21,8 @@ __all__ = ["DatasetSpecBase", "InMemoryTrace", "SampleChunk", "TableLayout", "Tr
 
 #: Global row ids are int32: Criteo Terabyte's 204 M capped rows fit with room to spare.
 ROW_ID_DTYPE = np.int32
+#: Samples read at a time when a source without random access is scanned for some positions.
+_SCAN_SAMPLES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,8 @@ class TraceSource(abc.ABC):
     layout: TableLayout
     num_samples: int
     num_dense: int
+    #: Whether :meth:`samples_at` and :meth:`ids_at` read only the samples asked for.
+    random_access: bool = False
 
     @abc.abstractmethod
     def _blocks(self) -> Iterator[SampleChunk]:
@@ -113,6 +117,45 @@ class TraceSource(abc.ABC):
                 pending, held = ([rest], len(rest)) if len(rest) else ([], 0)
         if held:
             yield _concat(pending)
+
+    def samples_at(self, positions: np.ndarray) -> SampleChunk:
+        """The samples at ``positions`` (any order, repeats allowed), in that order.
+
+        This default reads the trace once; sources with random access override it.
+        """
+        positions = self._checked_positions(positions)
+        order = np.argsort(positions, kind="stable")
+        wanted = positions[order]
+        parts: list[tuple[np.ndarray, SampleChunk]] = []
+        start = 0
+        for chunk in self.chunks(_SCAN_SAMPLES):
+            lo, hi = np.searchsorted(wanted, [start, start + len(chunk)])
+            if hi > lo:
+                picked = wanted[lo:hi] - start
+                parts.append((order[lo:hi], SampleChunk(chunk.ids[picked], chunk.labels[picked],
+                                                        chunk.dense[picked])))
+            start += len(chunk)
+        out = SampleChunk(
+            np.empty((positions.size, self.layout.num_tables), ROW_ID_DTYPE),
+            np.empty(positions.size, np.float32),
+            np.empty((positions.size, self.num_dense), np.float32),
+        )
+        for where, part in parts:
+            out.ids[where], out.labels[where], out.dense[where] = part.ids, part.labels, part.dense
+        return out
+
+    def ids_at(self, positions: np.ndarray) -> np.ndarray:
+        """The ids of the samples at ``positions``, shape (n, F) (see :meth:`samples_at`)."""
+        return self.samples_at(positions).ids
+
+    def _checked_positions(self, positions: np.ndarray) -> np.ndarray:
+        positions = np.asarray(positions, dtype=np.int64).ravel()
+        if positions.size and (positions.min() < 0 or positions.max() >= self.num_samples):
+            raise DataError(
+                f"sample positions {int(positions.min())}..{int(positions.max())} are outside "
+                f"the trace's 0..{self.num_samples - 1}"
+            )
+        return positions
 
     def materialize(self) -> InMemoryTrace:
         """Load the whole trace into memory (for small traces and tests)."""
@@ -191,6 +234,12 @@ class InMemoryTrace(TraceSource):
 
     def _blocks(self) -> Iterator[SampleChunk]:
         yield SampleChunk(self.ids, self.labels, self.dense)
+
+    random_access = True
+
+    def samples_at(self, positions: np.ndarray) -> SampleChunk:
+        at = self._checked_positions(positions)
+        return SampleChunk(self.ids[at], self.labels[at], self.dense[at])
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self.info}

@@ -262,8 +262,9 @@ class SyntheticCriteoTrace(TraceSource):
         ids = np.empty((BLOCK_SAMPLES, self.layout.num_tables), dtype=ROW_ID_DTYPE)
         dense = np.empty((BLOCK_SAMPLES, NUM_DENSE), dtype=np.float32)
         logits = np.empty(BLOCK_SAMPLES)
-        self._fill_ids(0, ids)
-        _fill_dense_and_logits(0, ids, dense, logits, *self._label_arrays())
+        positions = np.arange(BLOCK_SAMPLES)
+        self._fill_ids(positions, ids)
+        _fill_dense_and_logits(positions, ids, dense, logits, *self._label_arrays())
         low, high = -40.0, 40.0
         for _ in range(60):
             mid = (low + high) / 2
@@ -281,17 +282,18 @@ class SyntheticCriteoTrace(TraceSource):
 
     # ---- generation ----------------------------------------------------------------------------
 
-    def _fill_ids(self, start: int, ids: np.ndarray) -> None:
+    def _fill_ids(self, positions: np.ndarray, ids: np.ndarray) -> None:
+        """ids[i] = the ids of sample ``positions[i]``."""
         sizes = np.asarray(self.layout.sizes, dtype=np.int64)
         if self._window:
             _fill_ids_windowed(
-                start, ids, self._id_keys, self._tail_cuts, self._bucket_starts, sizes,
+                positions, ids, self._id_keys, self._tail_cuts, self._bucket_starts, sizes,
                 self._offsets, self._rank_to_row, self._sweep_rates, self._live_rows,
                 self._arrival_to_row,
             )  # fmt: skip
         else:
             _fill_ids(
-                start, ids, self._id_keys, self._tail_cuts, self._bucket_starts, sizes,
+                positions, ids, self._id_keys, self._tail_cuts, self._bucket_starts, sizes,
                 self._offsets, self._rank_to_row,
             )  # fmt: skip
 
@@ -301,14 +303,30 @@ class SyntheticCriteoTrace(TraceSource):
             raise DataError(
                 f"samples [{start}, {stop}) are outside the trace's 0..{self.num_samples}"
             )
-        n = stop - start
+        return self._samples(np.arange(start, stop))
+
+    random_access = True  # every sample is a function of its position
+
+    def samples_at(self, positions: np.ndarray) -> SampleChunk:
+        """The samples at ``positions``, generating only those samples."""
+        return self._samples(self._checked_positions(positions))
+
+    def ids_at(self, positions: np.ndarray) -> np.ndarray:
+        """The ids of the samples at ``positions``, generating only those ids."""
+        positions = self._checked_positions(positions)
+        ids = np.empty((positions.size, self.layout.num_tables), dtype=ROW_ID_DTYPE)
+        self._fill_ids(positions, ids)
+        return ids
+
+    def _samples(self, positions: np.ndarray) -> SampleChunk:
+        n = positions.size
         ids = np.empty((n, self.layout.num_tables), dtype=ROW_ID_DTYPE)
         dense = np.empty((n, NUM_DENSE), dtype=np.float32)
         labels = np.empty(n, dtype=np.float32)
         logits = np.empty(n)
-        self._fill_ids(start, ids)
-        _fill_dense_and_logits(start, ids, dense, logits, *self._label_arrays())
-        _fill_labels(start, logits, labels, self._label_key)
+        self._fill_ids(positions, ids)
+        _fill_dense_and_logits(positions, ids, dense, logits, *self._label_arrays())
+        _fill_labels(positions, logits, labels, self._label_key)
         return SampleChunk(ids, labels, dense)
 
     def _blocks(self) -> Iterator[SampleChunk]:
@@ -372,7 +390,7 @@ def _head_row(r, starts, offset, rank_to_row):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def _fill_ids(
-    start, ids, keys, tail_cuts, bucket_starts, sizes, offsets, rank_to_row
+    positions, ids, keys, tail_cuts, bucket_starts, sizes, offsets, rank_to_row
 ):  # pragma: no cover - numba
     """One 64-bit draw per id: low 24 bits pick tail or head; the tail uses the top 40 bits as a
     uniform row; the head uses the top 16 bits as a Zipf bucket and bits 24..47 inside it.
@@ -382,7 +400,7 @@ def _fill_ids(
         key, cut, rows, offset = keys[f], tail_cuts[f], np.uint64(sizes[f]), offsets[f]
         starts = bucket_starts[f]
         for i in range(n):
-            r = _random(key, start + i)
+            r = _random(key, positions[i])
             if (r & _LOW24) < cut:
                 ids[i, f] = offset + np.int64(((r >> _S24) * rows) >> _S40)
             else:
@@ -391,7 +409,7 @@ def _fill_ids(
 
 @numba.njit(cache=True, nogil=True)
 def _fill_ids_windowed(
-    start, ids, keys, tail_cuts, bucket_starts, sizes, offsets, rank_to_row, sweep_rates,
+    positions, ids, keys, tail_cuts, bucket_starts, sizes, offsets, rank_to_row, sweep_rates,
     live_rows, arrival_to_row,
 ):  # pragma: no cover - numba
     """:func:`_fill_ids` with a sweeping tail: at sample ``t`` the tail's arrival position is
@@ -404,7 +422,7 @@ def _fill_ids_windowed(
         starts = bucket_starts[f]
         rate, live = sweep_rates[f], live_rows[f]
         for i in range(n):
-            t = start + i
+            t = positions[i]
             r = _random(key, t)
             if (r & _LOW24) < cut:
                 u = np.float64(r >> _S24) * inv40
@@ -427,14 +445,14 @@ def _row_effect(row, key):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def _fill_dense_and_logits(
-    start, ids, dense, logits, dense_keys, dense_values, dense_logit, effect_tables, effect_key,
+    positions, ids, dense, logits, dense_keys, dense_values, dense_logit, effect_tables, effect_key,
     effect_scale, bias,
 ):  # pragma: no cover - numba
     """Dense features and the click logit: bias + dense term + small-table row effects."""
     for i in range(ids.shape[0]):
         logit = bias
         for j in range(dense.shape[1]):
-            level = np.int64(_random(dense_keys[j], start + i) >> _DENSE_SHIFT)
+            level = np.int64(_random(dense_keys[j], positions[i]) >> _DENSE_SHIFT)
             dense[i, j] = dense_values[j, level]
             logit += dense_logit[j, level]
         effects = 0.0
@@ -444,8 +462,8 @@ def _fill_dense_and_logits(
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_labels(start, logits, labels, key):  # pragma: no cover - numba
+def _fill_labels(positions, logits, labels, key):  # pragma: no cover - numba
     """Bernoulli(sigmoid(logit)) labels."""
     for i in range(logits.shape[0]):
-        u = (np.float64(_random(key, start + i) >> np.uint64(11)) + 0.5) / 9007199254740992.0
+        u = (np.float64(_random(key, positions[i]) >> np.uint64(11)) + 0.5) / 9007199254740992.0
         labels[i] = 1.0 if u * (1.0 + math.exp(-logits[i])) < 1.0 else 0.0

@@ -65,10 +65,16 @@ class CacheView:
     Attributes:
         valid: per global row, a bitmask of the workers holding a valid copy (bit w = worker w).
         cached: per global row, a bitmask of the workers holding any copy.
+        claims, tally: per global row, scratch a partition may use (a worker bitmask of
+            ``valid``'s dtype and an int32), zero on entry and to be left zero on return. The
+            simulator keeps them next to each row's state, so marking the rows of a batch costs
+            no extra memory traffic; None where no such scratch is offered.
     """
 
     valid: np.ndarray
     cached: np.ndarray
+    claims: np.ndarray | None = None
+    tally: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

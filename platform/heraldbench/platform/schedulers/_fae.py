@@ -41,13 +41,19 @@ from heraldbench.platform.schedulers._base import (
     SyncRule,
     register,
 )
+from heraldbench.platform.schedulers._fae_profile import (
+    READ_SAMPLES,
+    bits_between,
+    find_hot_samples,
+    hot_row_bits,
+    sample_access_counts,
+    top_rows,
+)
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
 
 __all__ = ["FAE", "FAESpec", "FAETrace", "HotProfile"]
 
-#: Samples read from the source trace at a time while profiling and reordering.
-_READ_SAMPLES = 1 << 16
 #: Default share of all rows that is hot (Herald's FAE baseline: 1% of Criteo's rows).
 _DEFAULT_HOT_RATIO = 0.01
 
@@ -190,63 +196,13 @@ class FAE(Scheduler):
         rng = np.random.default_rng([self.seed, 0xFAE])
         counts, sampled = sample_access_counts(trace, spec.sampling_rate, rng)
         hot_rows = top_rows(counts, target)
-        hot_table = np.zeros(trace.layout.total_rows, dtype=bool)
-        hot_table[hot_rows] = True
-        hot_samples = count_hot_samples(trace, hot_table)
+        is_hot = find_hot_samples(trace, hot_row_bits(hot_rows, trace.layout.total_rows))
+        hot_samples = int(np.bitwise_count(is_hot).sum())
         self.profile = HotProfile(hot_rows, sampled, hot_samples, trace.num_samples - hot_samples)
         self.replicated_rows = hot_rows
-        prepared = FAETrace(trace, hot_table, self.profile, self.global_batch, spec.switch_period)
+        prepared = FAETrace(trace, is_hot, self.profile, self.global_batch, spec.switch_period)
         self._batch_is_hot = prepared.batch_is_hot()
         return prepared
-
-
-def sample_access_counts(
-    trace: TraceSource, rate: float, rng: np.random.Generator
-) -> tuple[np.ndarray, int]:
-    """Access count of every row over ``round(rate × samples)`` samples drawn with replacement.
-
-    The draws are streamed: each chunk receives a binomial share of the draws still to make (its
-    share of the samples still unread), which gives exactly a multinomial split of uniform draws,
-    and its positions are then drawn uniformly within the chunk.
-
-    Returns:
-        (counts per global row as int64, number of samples drawn).
-    """
-    rows = trace.layout.total_rows
-    total = trace.num_samples
-    draws = max(1, round(rate * total)) if total else 0
-    counts = np.zeros(rows, dtype=np.int64)
-    pending: list[np.ndarray] = []
-    held, unread, left = 0, total, draws
-    for chunk in trace.chunks(_READ_SAMPLES):
-        take = int(rng.binomial(left, len(chunk) / unread)) if left else 0
-        unread, left = unread - len(chunk), left - take
-        if take:
-            pending.append(chunk.ids[rng.integers(0, len(chunk), take)].ravel())
-            held += pending[-1].size
-        if held >= max(rows, _READ_SAMPLES):  # bincount costs O(rows): amortise it
-            counts += np.bincount(np.concatenate(pending), minlength=rows)
-            pending, held = [], 0
-    if pending:
-        counts += np.bincount(np.concatenate(pending), minlength=rows)
-    return counts, draws
-
-
-def top_rows(counts: np.ndarray, n: int) -> np.ndarray:
-    """The ``n`` rows with the largest positive counts, ties to smaller ids, as sorted int32."""
-    sampled = np.flatnonzero(counts)
-    if sampled.size <= n:
-        return sampled.astype(np.int32)
-    values = counts[sampled]
-    threshold = np.partition(values, values.size - n)[values.size - n]  # the n-th largest
-    above = sampled[values > threshold]
-    ties = sampled[values == threshold][: n - above.size]  # ascending ids
-    return np.sort(np.concatenate([above, ties])).astype(np.int32)
-
-
-def count_hot_samples(trace: TraceSource, hot_table: np.ndarray) -> int:
-    """Samples of ``trace`` whose ids are all hot."""
-    return sum(int(_hot_mask(chunk, hot_table).sum()) for chunk in trace.chunks(_READ_SAMPLES))
 
 
 def phase_plan(hot_batches: int, cold_batches: int, period: int | None) -> list[tuple[bool, int]]:
@@ -266,22 +222,19 @@ def phase_plan(hot_batches: int, cold_batches: int, period: int | None) -> list[
     return phases
 
 
-def _hot_mask(chunk: SampleChunk, hot_table: np.ndarray) -> np.ndarray:
-    return hot_table[chunk.ids].all(axis=1)
-
-
 class FAETrace(TraceSource):
     """A trace replayed as pure hot and pure cold global batches, in FAE's phase order.
 
-    It streams: one filtered pass over the source per class, interleaved phase by phase, so
-    memory does not grow with the trace. Each class keeps its trace order. The last
+    It streams: one pass over the source per class, interleaved phase by phase, reading only
+    that class's samples where the source has random access; memory grows by one bit per sample
+    (which class it is in). Each class keeps its trace order. The last
     ``hot_samples mod B`` hot samples and ``cold_samples mod B`` cold samples (B the global
     batch) are dropped and reported as ``samples_dropped_by_reordering``.
 
     Args:
         source: the original trace.
-        hot_table: per global row, whether it is hot.
-        profile: the profile ``hot_table`` came from.
+        is_hot: which samples of ``source`` are hot, a bitset (:func:`find_hot_samples`).
+        profile: the profile ``is_hot`` came from.
         global_batch: B = W·m.
         switch_period: see :class:`FAESpec`.
     """
@@ -289,12 +242,12 @@ class FAETrace(TraceSource):
     def __init__(
         self,
         source: TraceSource,
-        hot_table: np.ndarray,
+        is_hot: np.ndarray,
         profile: HotProfile,
         global_batch: int,
         switch_period: int | None,
     ):
-        self.source, self.hot_table, self.profile = source, hot_table, profile
+        self.source, self.is_hot, self.profile = source, is_hot, profile
         self.global_batch, self.switch_period = global_batch, switch_period
         self.layout, self.num_dense = source.layout, source.num_dense
         hot_batches = profile.hot_samples // global_batch
@@ -331,10 +284,20 @@ class FAETrace(TraceSource):
             yield from streams[hot].take(batches * self.global_batch)
 
     def _samples_of_class(self, hot: bool) -> Iterator[SampleChunk]:
-        for chunk in self.source.chunks(_READ_SAMPLES):
-            keep = _hot_mask(chunk, self.hot_table)
-            if not hot:
-                keep = ~keep
+        """The source's samples of one class in order: only those read where the source has
+        random access, else the source read through and filtered."""
+        total = self.source.num_samples
+        if self.source.random_access:
+            for start in range(0, total, READ_SAMPLES):
+                stop = min(start + READ_SAMPLES, total)
+                keep = np.flatnonzero(bits_between(self.is_hot, start, stop) == hot)
+                if keep.size:
+                    yield self.source.samples_at(start + keep)
+            return
+        start = 0
+        for chunk in self.source.chunks(READ_SAMPLES):
+            keep = bits_between(self.is_hot, start, start + len(chunk)) == hot
+            start += len(chunk)
             if keep.any():
                 yield SampleChunk(chunk.ids[keep], chunk.labels[keep], chunk.dense[keep])
 

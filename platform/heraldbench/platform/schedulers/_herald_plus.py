@@ -81,9 +81,12 @@ class HeraldPlus(Scheduler):
 
     def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
         valid = view.valid
-        if self._scratch is None or self._scratch[0].shape != valid.shape:
-            self._scratch = (np.zeros_like(valid), np.zeros(valid.shape, np.int32))
-        claims, freq = self._scratch
+        if view.claims is not None and view.tally is not None:
+            claims, freq = view.claims, view.tally
+        else:
+            if self._scratch is None or self._scratch[0].shape != valid.shape:
+                self._scratch = (np.zeros_like(valid), np.zeros(valid.shape, np.int32))
+            claims, freq = self._scratch
         return affinity_partition(
             ids, valid, claims, freq, self.workers, self.batch_size, iteration,
             self.spec.affinity,  # type: ignore[attr-defined]

@@ -36,17 +36,12 @@ def _greedy_by_score(ids, valid, workers, batch_size, rotation):  # pragma: no c
     assign = np.empty(n, dtype=np.int32)
     load = np.zeros(workers, dtype=np.int64)
     score = np.zeros(workers, dtype=np.int64)
+    spread = _spread_table(workers, fields)
     for i in range(n):
-        score[:] = 0
+        packed = np.uint64(0)
         for f in range(fields):
-            _add_bits(score, np.int64(valid[ids[i, f]]), workers)
-        best = -1
-        best_score = -1
-        for j in range(workers):
-            w = (j + rotation) % workers
-            if load[w] < batch_size and score[w] > best_score:
-                best = w
-                best_score = score[w]
+            packed = _add_mask(packed, score, valid[ids[i, f]], spread, workers)
+        best = _pick(packed, score, load, batch_size, rotation, workers, spread, False)
         assign[i] = best
         load[best] += 1
     return assign
@@ -89,36 +84,74 @@ def _greedy_with_claims(ids, valid, claims, freq, workers, batch_size, rotation,
     assign = np.empty(n, dtype=np.int32)
     load = np.zeros(workers, dtype=np.int64)
     score = np.zeros(workers, dtype=np.int64)
+    spread = _spread_table(workers, fields)
+    unclaimed = claims.dtype.type(0)
     for i in range(n):
-        score[:] = 0
+        packed = np.uint64(0)
         for f in range(fields):
             k = ids[i, f]
-            mask = np.int64(valid[k])
-            if freq[k] <= shared_limit:
-                mask |= np.int64(claims[k])
-            _add_bits(score, mask, workers)
-        best = -1
-        for j in range(workers):
-            w = (j + rotation) % workers
-            if load[w] < batch_size and (
-                best < 0
-                or score[w] > score[best]
-                or (score[w] == score[best] and load[w] < load[best])
-            ):
-                best = w
+            mask = valid[k] | (claims[k] if freq[k] <= shared_limit else unclaimed)
+            packed = _add_mask(packed, score, mask, spread, workers)
+        best = _pick(packed, score, load, batch_size, rotation, workers, spread, True)
         assign[i] = best
         load[best] += 1
-        bit = np.uint64(1) << np.uint64(best)
+        bit = claims.dtype.type(1 << best)
         for f in range(fields):
             k = ids[i, f]
-            if freq[k] <= shared_limit:
-                claims[k] = np.uint64(claims[k]) | bit
+            claims[k] = claims[k] | bit if freq[k] <= shared_limit else claims[k]
     for i in range(n):
         for f in range(fields):
             k = ids[i, f]
             claims[k] = 0
             freq[k] = 0
     return assign
+
+
+#: SPREAD[m] has byte w equal to bit w of m: summing SPREAD[mask] over a sample's ids counts, for
+#: eight workers at once, its ids whose mask has each worker's bit (at most 255 ids a sample).
+_SPREAD = np.array([sum(((m >> w) & 1) << (8 * w) for w in range(8)) for m in range(256)],
+                   dtype=np.uint64)
+_NO_SPREAD = np.zeros(0, dtype=np.uint64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _spread_table(workers, fields):  # pragma: no cover - numba
+    """The byte-per-worker table where it applies (up to 8 workers, 255 ids), else empty."""
+    return _SPREAD if workers <= 8 and fields <= 255 else _NO_SPREAD
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_mask(packed, score, mask, spread, workers):  # pragma: no cover - numba
+    """One id's mask added to the sample's scores: a byte per worker in ``packed`` when
+    ``spread`` applies, else one counter per worker in ``score``."""
+    if spread.shape[0] > 0:
+        return packed + spread[mask]
+    _add_bits(score, np.int64(mask), workers)
+    return packed
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pick(packed, score, load, batch_size, rotation, workers, spread,
+          fewest_loaded):  # pragma: no cover - numba
+    """The worker with room and the highest score, checked from ``rotation`` on, first wins a
+    tie or, with ``fewest_loaded``, the least loaded. Resets ``score``. Branch-free: the
+    comparisons are unpredictable."""
+    best = 0
+    best_key = np.int64(-1)
+    w = rotation
+    for _ in range(workers):
+        if spread.shape[0] > 0:
+            value = np.int64((packed >> np.uint64(8 * w)) & np.uint64(255))
+        else:
+            value = score[w]
+            score[w] = 0
+        room = batch_size - load[w]
+        key = (value << 32) + (room if fewest_loaded else 0) if room > 0 else np.int64(-1)
+        better = key > best_key
+        best = w if better else best
+        best_key = key if better else best_key
+        w = w + 1 if w + 1 < workers else 0
+    return best
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

@@ -76,7 +76,8 @@ def decisions(
         raise SpecError(
             f"scheduler {scheduler.kind!r} runs on its own executor and has no decision stream"
         )
-    run = _Run(trace, scheduler, cache_rows, policy, consistency, False, False, log_sent=True)
+    run = _Run(scheduler.prepare(trace), scheduler, cache_rows, policy, consistency, False,
+               False, log_sent=True)
     for iteration in run.completed_iterations():
         slot = iteration % len(run.ring)
         rec = run.ring[slot]

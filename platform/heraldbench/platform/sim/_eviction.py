@@ -131,7 +131,7 @@ def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
     valid[k] = np.uint64(valid[k]) & ~bit
     evicted_ids[slot] = k
     evicted_w[slot] = w
-    if pending.shape[0] > 1:  # bounded staleness: the copy's unpushed updates leave with it
+    if pending.shape[0] > 0:  # bounded staleness: the copy's unpushed updates leave with it
         evicted_pending[slot] = pending[k, w]
         pending[k, w] = 0
 

@@ -45,14 +45,15 @@ def read_batch(
     cached, valid, last_use, seen, occupancy, protect,
     log_ids, log_t, log_head, log_tail,
     use_count, permanent, heap_keys, heap_ids, heap_t, heap_size, touch_seq,
-    clock, version, pending, touch_pos,
+    lag, pending, tally,
     touched_ids, touched_w, touched_kind, touched_occ,
     evicted_ids, evicted_w, evicted_pending, counts,
 ):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
-    0`` is HET's bounded staleness (stale when the PS clock leads the copy's by more than bound).
+    0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
+    than bound).
     Fills the touch and eviction records and returns their lengths; counts[0..2] receive hits,
     miss pulls and update pulls.
     """
@@ -62,19 +63,19 @@ def read_batch(
     for w in range(workers):
         first = n_touched
         n_touched = _collect_working_set(ids, order, starts[w], starts[w + 1], w,
-                                         np.int32(iteration * workers + w + 1), seen, touch_pos,
+                                         np.int32(iteration * workers + w + 1), seen, tally,
                                          bound >= 0, touched_ids, touched_w, touched_occ,
                                          n_touched)
         if policy == POLICY_LRU:
             log_reserve(w, n_touched - first, log_ids, log_t, log_head, log_tail, cached,
                         last_use)
             occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touched_ids,
-                                       touched_kind, cached, valid, clock, version, pending,
+                                       touched_kind, cached, valid, lag, pending,
                                        last_use, log_ids, log_t, log_tail, counts)
         else:
             occupancy[w] += _touch_lfu(w, first, n_touched, iteration, bound, policy,
                                        permanent_cap, touched_ids, touched_kind, cached, valid,
-                                       clock, version, pending, last_use, use_count, permanent,
+                                       lag, pending, last_use, use_count, permanent,
                                        heap_keys, heap_ids, heap_t, heap_size, touch_seq, counts)
         need = occupancy[w] - capacity
         if need > 0:
@@ -92,8 +93,8 @@ def read_batch(
 
 
 @numba.njit(cache=True, nogil=True)
-def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cached, valid, clock,
-               version, pending, last_use, log_ids, log_t, log_tail, counts):  # pragma: no cover
+def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cached, valid, lag,
+               pending, last_use, log_ids, log_t, log_tail, counts):  # pragma: no cover
     """Classify and log worker w's lookups ``first..last``; the log must have room for them.
 
     The hottest loop of the simulator: one pass, no calls, counters in registers, the strict
@@ -107,7 +108,7 @@ def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cach
         if bound < 0:
             kind = _classify_strict(k, w, cached, valid)
         else:
-            kind = _classify(k, w, bound, cached, valid, clock, version, pending)
+            kind = _classify(k, w, bound, cached, valid, lag, pending)
         touched_kind[i] = kind
         hits += kind == TOUCH_HIT
         misses += kind == TOUCH_MISS
@@ -124,14 +125,14 @@ def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cach
 
 @numba.njit(cache=True, nogil=True)
 def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_ids, touched_kind,
-               cached, valid, clock, version, pending, last_use, use_count, permanent, heap_keys,
+               cached, valid, lag, pending, last_use, use_count, permanent, heap_keys,
                heap_ids, heap_t, heap_size, touch_seq, counts):  # pragma: no cover - numba
     """Classify worker w's lookups ``first..last`` and count them in the LFU heap; returns the
     number of misses."""
     misses = 0
     for i in range(first, last):
         k = touched_ids[i]
-        kind = _classify(k, w, bound, cached, valid, clock, version, pending)
+        kind = _classify(k, w, bound, cached, valid, lag, pending)
         touched_kind[i] = kind
         counts[kind] += 1
         misses += kind == TOUCH_MISS
@@ -142,37 +143,32 @@ def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_
 
 
 @numba.njit(cache=True, nogil=True)
-def _collect_working_set(ids, order, lo, hi, w, marker, seen, touch_pos, count_occurrences,
+def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occurrences,
                          touched_ids, touched_w, touched_occ, n_touched):  # pragma: no cover
-    """Append worker w's distinct ids in touch order; count occurrences when asked."""
+    """Append worker w's distinct ids in touch order; count each one's occurrences when asked.
+
+    Branch-free: every id is written out and kept only if new (about 40% are on the Criteo-like
+    trace), so no mispredicted branch holds up the lookups behind it. Occurrences are tallied in
+    the row's record (``tally``, zero between uses) and copied out in a second pass over the
+    distinct ids, whose records are then still in the CPU's cache."""
     fields = ids.shape[1]
-    if not count_occurrences:
-        # Branch-free: every id is written out and kept only if new (about 40% are on the
-        # Criteo-like trace), so no mispredicted branch holds up the lookups behind it.
-        first = n_touched
-        for j in range(lo, hi):
-            s = order[j]
-            for f in range(fields):
-                k = ids[s, f]
-                new = seen[k] != marker
-                seen[k] = marker
-                touched_ids[n_touched] = k
-                n_touched += new
-        touched_w[first:n_touched] = w
-        return n_touched
+    first = n_touched
     for j in range(lo, hi):
         s = order[j]
         for f in range(fields):
             k = ids[s, f]
-            if seen[k] != marker:
-                seen[k] = marker
-                touched_ids[n_touched] = k
-                touched_w[n_touched] = w
-                touch_pos[k] = n_touched
-                touched_occ[n_touched] = 1
-                n_touched += 1
-            else:
-                touched_occ[touch_pos[k]] += 1
+            new = seen[k] != marker
+            seen[k] = marker
+            if count_occurrences:
+                tally[k] += 1
+            touched_ids[n_touched] = k
+            n_touched += new
+    touched_w[first:n_touched] = w
+    if count_occurrences:
+        for i in range(first, n_touched):
+            k = touched_ids[i]
+            touched_occ[i] = tally[k]
+            tally[k] = 0
     return n_touched
 
 
@@ -189,20 +185,20 @@ def _classify_strict(k, w, cached, valid):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _classify(k, w, bound, cached, valid, clock, version, pending):  # pragma: no cover - numba
+def _classify(k, w, bound, cached, valid, lag, pending):  # pragma: no cover - numba
     """Hit, miss pull or update pull of row k at worker w; a pull refreshes the copy."""
     bit = bit_of(w)
     mask = np.uint64(cached[k])
     if mask & bit == 0:
         cached[k] = mask | bit
         if bound >= 0:
-            version[k, w] = clock[k]
+            lag[k, w] = 0
             pending[k, w] = 0
         return TOUCH_MISS
     if bound < 0:
         return TOUCH_HIT if np.uint64(valid[k]) & bit else TOUCH_UPDATE
-    if clock[k] - version[k, w] > bound:
-        version[k, w] = clock[k]  # local unpushed updates survive the refresh (HET)
+    if lag[k, w] > bound:
+        lag[k, w] = 0  # local unpushed updates survive the refresh (HET)
         return TOUCH_UPDATE
     return TOUCH_HIT
 
@@ -235,11 +231,23 @@ def write_batch(touched_ids, touched_w, n_touched, writers, valid, optimistic,
 
 
 @numba.njit(cache=True, nogil=True)
-def count_batch_rows(ids, marker, seen, counts, delta):  # pragma: no cover - numba
-    """counts[k] += delta once for each distinct row k of a batch (``marker`` unique per call)."""
+def enter_window(ids, marker, seen, protect, rows):  # pragma: no cover - numba
+    """protect[k] += 1 once for each distinct row k of a batch, listed in ``rows``; returns how
+    many (``marker`` unique per call and unlike any the read kernels put in ``seen``)."""
+    n = 0
     for i in range(ids.shape[0]):
         for f in range(ids.shape[1]):
             k = ids[i, f]
-            if seen[k] != marker:
-                seen[k] = marker
-                counts[k] += delta
+            new = seen[k] != marker
+            seen[k] = marker
+            protect[k] += new
+            rows[n] = k
+            n += new
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def leave_window(rows, protect):  # pragma: no cover - numba
+    """Undo :func:`enter_window` for a batch's distinct ``rows``."""
+    for i in range(rows.shape[0]):
+        protect[rows[i]] -= 1

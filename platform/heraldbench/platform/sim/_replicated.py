@@ -105,7 +105,8 @@ def simulate_replicated(
     """Run a logically replicated cache scheduler (BagPipe) over ``trace``.
 
     The scheduler provides ``lookahead`` (L) and ``cleanup_interval`` (c) and the partition;
-    ``cache_rows`` is K, the rows each replica holds. Arguments are those of ``simulate``.
+    ``cache_rows`` is K, the rows each replica holds. Arguments are those of ``simulate``;
+    ``trace`` is already prepared by the scheduler (``simulate`` does it).
     """
     if policy not in POLICIES:
         raise SpecError(f"cache policy must be one of {', '.join(POLICIES)}, got {policy!r}")
@@ -113,8 +114,7 @@ def simulate_replicated(
         raise SpecError(f"consistency must be 'strict' or 'optimistic', got {consistency!r}")
     if cache_rows < 1:
         raise CapacityError(f"cache_rows must be >= 1, got {cache_rows}")
-    run = _Run(scheduler.prepare(trace), scheduler, cache_rows, check_invariants,
-               record_partitions)
+    run = _Run(trace, scheduler, cache_rows, check_invariants, record_partitions)
     return run.execute(progress)
 
 

@@ -69,6 +69,8 @@ def simulate(
         renumber_rows: simulate on the trace with rows numbered in order of first appearance
             (:class:`FirstSeenTrace`), for memory locality; the counts are the same either way.
     """
+    # The scheduler prepares the trace as given (FAE ranks rows by their original numbers).
+    trace = scheduler.prepare(trace)
     if renumber_rows:
         trace = FirstSeenTrace(trace)
     own = scheduler.executor()
@@ -84,9 +86,11 @@ def simulate(
 
 
 class _Run:
+    """One simulation of ``scheduler`` over ``trace``, already prepared by the scheduler."""
+
     def __init__(self, trace, scheduler, cache_rows, policy, consistency, check, record,
                  log_sent=False):
-        self.trace = scheduler.prepare(trace)
+        self.trace = trace
         self.scheduler, self.check = scheduler, check
         self.policy = scheduler.cache_policy or policy
         _validate(self.trace, scheduler, cache_rows, self.policy, consistency)
@@ -114,11 +118,7 @@ class _Run:
             np.zeros((self.iterations, scheduler.global_batch), np.int8) if record else None
         )
         self.hot_phase = False
-        self.window = scheduler.replacement_window
-        rows = self.trace.layout.total_rows
-        self.protect = np.zeros(rows if self.window else 0, np.int32)  # future batches reading a row
-        self.window_seen = np.zeros(rows if self.window else 0, np.int32)
-
+        self.window = scheduler.replacement_window  # state.protect counts its batches per row
 
     def execute(self, progress: ProgressCallback | None) -> SimResult:
         start = time.perf_counter()
@@ -147,27 +147,31 @@ class _Run:
             raise InvariantViolation(f"{self.sync_counts[2]} pulls read a row with a dirty copy")
 
     def _batches(self) -> Iterator[tuple[int, SampleChunk]]:
-        """Global batches in order; with a replacement window, ``protect`` counts for each row
-        the batches among the next ``window`` that read it when a batch is yielded."""
-        ahead: deque[SampleChunk] = deque()
+        """Global batches in order; with a replacement window, ``state.protect`` counts for each
+        row the batches among the next ``window`` that read it when a batch is yielded."""
+        ahead: deque[tuple[SampleChunk, np.ndarray]] = deque()
         for index, batch in enumerate(self._raw_batches()):
-            ahead.append(batch)
-            self._count_window(batch, index, +1)
+            ahead.append((batch, self._enter_window(batch, index)))
             if len(ahead) > self.window:
-                yield from self._current(index - self.window, ahead)
+                yield self._leave_window(index - self.window, ahead)
         first_left = self.iterations - len(ahead)
         for offset in range(len(ahead)):
-            yield from self._current(first_left + offset, ahead)
+            yield self._leave_window(first_left + offset, ahead)
 
-    def _current(self, iteration: int, ahead: deque[SampleChunk]) -> Iterator[tuple[int, SampleChunk]]:
-        batch = ahead.popleft()
-        self._count_window(batch, iteration, -1)
-        yield iteration, batch
+    def _enter_window(self, batch: SampleChunk, index: int) -> np.ndarray:
+        """Count batch ``index`` in ``protect``; returns its distinct rows (none without a window)."""
+        if not self.window:
+            return batch.ids[:0, 0]
+        rows = np.empty(batch.ids.size, np.int32)
+        # negative markers: the read kernels mark ``seen`` with positive ones
+        n = _kernels.enter_window(batch.ids, np.int32(-1 - index), self.state.seen,
+                                  self.state.protect, rows)
+        return rows[:n]
 
-    def _count_window(self, batch: SampleChunk, index: int, delta: int) -> None:
-        if self.window:
-            marker = np.int32(2 * index + (1 if delta > 0 else 2))
-            _kernels.count_batch_rows(batch.ids, marker, self.window_seen, self.protect, delta)
+    def _leave_window(self, iteration: int, ahead: deque) -> tuple[int, SampleChunk]:
+        batch, rows = ahead.popleft()
+        _kernels.leave_window(rows, self.state.protect)
+        return iteration, batch
 
     def _raw_batches(self) -> Iterator[SampleChunk]:
         return global_batches(self.trace, self.scheduler.global_batch)
@@ -210,6 +214,8 @@ class _Run:
             self.series[iteration, 1] += self.workers * len(rows)
         else:
             self.series[iteration, 4] += len(rows)  # one replica; they are identical
+            if isinstance(self.trace, FirstSeenTrace):  # named before the rows were renumbered
+                rows = self.trace.renumbered(rows)
             _sync.invalidate(rows, self.state.valid)
         self.hot_phase = replicated
 
@@ -219,10 +225,10 @@ class _Run:
         rec.n_touched, rec.n_evicted = _kernels.read_batch(
             batch.ids, assign, iteration, self.workers, s.capacity, s.policy, s.permanent_cap,
             self.sync.bound if self.het else -1,
-            s.cached, s.valid, s.last_use, s.seen, s.occupancy, self.protect,
+            s.cached, s.valid, s.last_use, s.seen, s.occupancy, s.protect,
             s.log_ids, s.log_t, s.log_head, s.log_tail,
             s.use_count, s.permanent, s.heap_keys, s.heap_ids, s.heap_t, s.heap_size, s.touch_seq,
-            s.clock, s.version, s.pending, s.touch_pos,
+            s.lag, s.pending, s.tally,
             rec.touched_ids, rec.touched_w, rec.touched_kind, rec.touched_occ,
             rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
         )  # fmt: skip
@@ -240,7 +246,7 @@ class _Run:
         _sync.bounded_staleness_sync(
             rec.touched_ids, rec.touched_w, rec.touched_occ, rec.n_touched, rec.evicted_ids,
             rec.evicted_pending, rec.n_evicted, rec.evicted_w,
-            self.sync.clock_unit == "occurrence", self.sync.bound, s.clock, s.version, s.pending,
+            self.sync.clock_unit == "occurrence", self.sync.bound, s.cached, s.lag, s.pending,
             counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
         self.series[iteration, 3:5] += counts

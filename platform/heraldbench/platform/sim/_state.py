@@ -1,9 +1,9 @@
 """The simulated cluster's state: per-row bitmasks, per-worker eviction structures, records.
 
-Memory (R rows, W workers, K rows per cache): one record per row holding its bitmasks, its
-``seen`` marker and ``last_use`` per worker, rounded up to whole 64-byte lines (64 bytes up to 8
-workers); eviction log 16·W·(K + m·F) bytes; LFU adds 4·R·W, HET's clocks 20·R·W. Criteo
-Kaggle, 8 workers, 10% caches, LRU: about 2.6 GB.
+Memory (R rows, W workers, K rows per cache): one record per row holding everything a lookup
+reads or writes (:func:`row_records`), rounded up to whole 64-byte lines (64 bytes up to 8
+workers; HET's per-copy clocks take it to 128); eviction log 16·W·(K + m·F) bytes; LFU adds
+4·R·W. Criteo Kaggle, 8 workers, 10% caches, LRU: about 2.6 GB (HET 4.7 GB).
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ class ClusterState:
     writers: np.ndarray
     last_use: np.ndarray
     seen: np.ndarray
+    protect: np.ndarray
+    claims: np.ndarray
+    tally: np.ndarray
     occupancy: np.ndarray
     log_ids: np.ndarray
     log_t: np.ndarray
@@ -52,10 +55,8 @@ class ClusterState:
     use_count: np.ndarray
     permanent: np.ndarray
     permanent_cap: int
-    clock: np.ndarray
-    version: np.ndarray
+    lag: np.ndarray
     pending: np.ndarray
-    touch_pos: np.ndarray
     heap_keys: np.ndarray
     heap_ids: np.ndarray
     heap_t: np.ndarray
@@ -79,7 +80,8 @@ class ClusterState:
         lru = policy == "lru"
         het = bounded_staleness
         per_row = (rows, workers)
-        record = row_records(rows, workers)
+        record = row_records(rows, workers, bounded_staleness=het)
+        no_clocks = np.zeros((0, 0), np.int32)
         return cls(
             workers=workers,
             capacity=capacity,
@@ -93,6 +95,9 @@ class ClusterState:
             # cached copies and with iterations >= 0
             last_use=record["last_use"],
             seen=record["seen"],
+            protect=record["protect"],
+            claims=record["claims"],
+            tally=record["tally"],
             occupancy=np.zeros(workers, np.int64),
             log_ids=np.zeros((workers, slots if lru else 1), np.int32),
             log_t=np.zeros((workers, slots if lru else 1), np.int32),
@@ -101,10 +106,8 @@ class ClusterState:
             use_count=np.zeros((1, 1) if lru else per_row, np.int32),
             permanent=np.zeros(workers, np.int64),
             permanent_cap=max(0, capacity - working_set),
-            clock=np.zeros(rows if het else 0, np.int64),
-            version=np.zeros(per_row if het else (0, 0), np.int64),
-            pending=np.zeros(per_row if het else (0, 0), np.int32),
-            touch_pos=np.zeros(rows if het else 0, np.int32),
+            lag=record["lag"] if het else no_clocks,
+            pending=record["pending"] if het else no_clocks,
             heap_keys=np.zeros((workers, 1 if lru else slots), np.int64),
             heap_ids=np.zeros((workers, 1 if lru else slots), np.int32),
             heap_t=np.zeros((workers, 1 if lru else slots), np.int32),
@@ -113,7 +116,8 @@ class ClusterState:
         )
 
     def view(self) -> CacheView:
-        return CacheView(valid=self.valid, cached=self.cached)
+        return CacheView(valid=self.valid, cached=self.cached, claims=self.claims,
+                         tally=self.tally)
 
     def nbytes(self) -> int:
         """Bytes held, counting the per-row record array once."""
@@ -124,31 +128,39 @@ class ClusterState:
         )
 
 
-def row_records(rows: int, workers: int) -> np.ndarray:
+def row_records(rows: int, workers: int, bounded_staleness: bool = False) -> np.ndarray:
     """The per-row state of every kernel, one record per row, records aligned to cache lines.
 
     A lookup reads and writes a row's cached, valid, writers, dirty and partial bits, its
-    ``seen`` marker and its worker's ``last_use``: kept side by side they cost one cache line
-    per lookup instead of one per array, which at Criteo scale (tens of millions of rows, most
-    far from any CPU cache) is what sets the simulator's speed. The kernels see each field as a
-    strided array view. Zero-filled, as every field starts.
+    ``seen`` marker and its worker's ``last_use``; a replacement window adds ``protect``;
+    ``claims`` and ``tally`` are scratch, zero between uses, for partitions and HET's occurrence
+    counts. Kept side by side they cost one cache line per lookup instead of one per array,
+    which at Criteo scale (tens of millions of rows, most far from any CPU cache) is what sets
+    the simulator's speed; up to 8 workers they fit one 64-byte line. ``bounded_staleness``
+    adds HET's per-copy ``lag`` behind the PS clock and unpushed updates (``pending``): 128
+    bytes, an aligned pair of lines, which the CPU fetches about as fast as one. The kernels
+    see each field as a strided array view. Zero-filled, as every field starts.
     """
     mdt = mask_dtype(workers)
-    packed = np.dtype(
-        [("cached", mdt), ("valid", mdt), ("dirty", mdt), ("writers", mdt),
-         ("partial", np.bool_), ("seen", np.int32), ("last_use", np.int32, (workers,))],
-        align=True,
-    )  # fmt: skip
-    itemsize = -(-packed.itemsize // _LINE) * _LINE
+    fields = [
+        ("cached", mdt), ("valid", mdt), ("dirty", mdt), ("writers", mdt), ("partial", np.bool_),
+        ("claims", mdt), ("seen", np.int32), ("last_use", np.int32, (workers,)),
+        ("tally", np.int32), ("protect", np.int32),
+    ]  # fmt: skip
+    if bounded_staleness:
+        fields += [("lag", np.int32, (workers,)), ("pending", np.int32, (workers,))]
+    packed = np.dtype(fields, align=True)
+    size = -(-packed.itemsize // _LINE) * _LINE
     dtype = np.dtype({
         "names": packed.names,
         "formats": [packed.fields[name][0] for name in packed.names],
         "offsets": [packed.fields[name][1] for name in packed.names],
-        "itemsize": itemsize,
+        "itemsize": size,
     })  # fmt: skip
-    raw = np.zeros(rows * itemsize + _LINE, np.uint8)
-    start = -raw.ctypes.data % _LINE
-    return raw[start : start + rows * itemsize].view(dtype)
+    align = 2 * _LINE if size % (2 * _LINE) == 0 else _LINE  # pairs of lines stay pairs
+    raw = np.zeros(rows * size + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start : start + rows * size].view(dtype)
 
 
 @dataclass

@@ -142,31 +142,46 @@ def count_dirty(dirty):  # pragma: no cover - numba
 @numba.njit(cache=True, nogil=True)
 def bounded_staleness_sync(
     touched_ids, touched_w, touched_occ, n_touched, evicted_ids, evicted_pending, n_evicted,
-    evicted_w, per_occurrence, bound, clock, version, pending, counts, log_k, log_w, log_how, log_n,
+    evicted_w, per_occurrence, bound, cached, lag, pending, counts, log_k, log_w, log_how, log_n,
 ):  # pragma: no cover - numba
     """HET's writes and pushes of one iteration (research/schedulers.md §2.4).
 
     Evicted copies with pending updates are pushed (their clock ticks land now, after every
     worker's reads); each touched copy gains its updates, and is pushed once more than ``bound``
     have accumulated. counts[0] += evict pushes, counts[1] += update pushes.
+
+    Clocks are kept as each copy's lag behind the PS (PS clock − the clock the copy last synced
+    at): a push of ``held`` ticks ages every other cached copy of the row by ``held``; the
+    pusher's own copy already holds those updates, so its lag is unchanged.
     """
     for i in range(n_evicted):
         held = evicted_pending[i]
         if held > 0:
             counts[0] += 1
-            clock[evicted_ids[i]] += held
+            _age_copies(evicted_ids[i], -1, held, cached, lag)
             _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
     for i in range(n_touched):
         k = touched_ids[i]
         w = touched_w[i]
         pending[k, w] += touched_occ[i] if per_occurrence else 1
         if pending[k, w] > bound:
-            held = pending[k, w]
             counts[1] += 1
             _log_sent(k, w, SENT_UPDATE, log_k, log_w, log_how, log_n)
-            clock[k] += held
-            version[k, w] += held
+            _age_copies(k, w, pending[k, w], cached, lag)
             pending[k, w] = 0
+
+
+_LAG_MAX = np.iinfo(np.int32).max
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _age_copies(k, pusher, held, cached, lag):  # pragma: no cover - numba
+    """The PS clock of row k moved ``held`` ticks ahead: every cached copy but the pusher's
+    falls that far behind (saturating: a lag beyond int32 is stale under any bound that fits)."""
+    holders = np.uint64(cached[k])
+    for v in range(lag.shape[1]):
+        if holders & bit_of(v) and v != pusher:
+            lag[k, v] = min(np.int64(lag[k, v]) + held, _LAG_MAX)
 
 
 @numba.njit(cache=True, nogil=True)
