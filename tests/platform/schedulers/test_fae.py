@@ -299,8 +299,10 @@ class _Streamed(TraceSource):
     def __init__(self, source: InMemoryTrace) -> None:
         self.source, self.layout = source, source.layout
         self.num_samples, self.num_dense = source.num_samples, source.num_dense
+        self.passes = 0
 
     def _blocks(self):
+        self.passes += 1
         yield from self.source.chunks(29)
 
 
@@ -319,6 +321,7 @@ def test_profile_is_the_same_with_and_without_random_access(
         for trace in (direct, streamed)
     ]
     np.testing.assert_array_equal(profiles[0][0], profiles[1][0])
+    assert streamed.passes == 1  # read once for all the draws, not once per batch of them
     hot_rows = _fae_profile.top_rows(profiles[0][0], 60)
     bits = _fae_profile.hot_row_bits(hot_rows, direct.layout.total_rows)
     expected = int(np.isin(direct.ids, hot_rows).all(axis=1).sum())
@@ -328,6 +331,7 @@ def test_profile_is_the_same_with_and_without_random_access(
     is_hot = _fae_profile.bits_between(found[0], 0, direct.num_samples)
     np.testing.assert_array_equal(is_hot, np.isin(direct.ids, hot_rows).all(axis=1))
     assert int(is_hot.sum()) == expected
+    assert streamed.passes == 2
     replayed = []
     for trace in (direct, streamed):
         scheduler = create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.02,

@@ -9,6 +9,7 @@ class's own samples when the trace is replayed.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -37,7 +38,8 @@ def sample_access_counts(
     The draws are made chunk by chunk of the trace: each chunk receives a binomial share of the
     draws still to make (its share of the samples still unread), which gives exactly a
     multinomial split of uniform draws, and its positions are then drawn uniformly within the
-    chunk. Only the drawn samples are generated where the source has random access.
+    chunk. Where the source has random access only the drawn samples are generated; otherwise
+    it is read once, front to back.
 
     Returns:
         (counts per global row as int64, number of samples drawn).
@@ -45,19 +47,34 @@ def sample_access_counts(
     total = trace.num_samples
     draws = max(1, round(rate * total)) if total else 0
     counts = np.zeros(trace.layout.total_rows, dtype=np.int64)
+    drawn = _draws_by_chunk(total, draws, rng)
+    if not trace.random_access:
+        for chunk, (start, positions) in zip(read_ahead(trace.chunks(READ_SAMPLES)), drawn):
+            _count_rows(chunk.ids[positions - start], counts)
+        return counts, draws
     pending: list[np.ndarray] = []
-    held, unread, left = 0, total, draws
+    held = 0
+    for _, positions in drawn:
+        pending.append(positions)
+        held += positions.size
+        if held >= READ_SAMPLES:
+            _count_rows(trace.ids_at(np.concatenate(pending)), counts)
+            pending, held = [], 0
+    if held:
+        _count_rows(trace.ids_at(np.concatenate(pending)), counts)
+    return counts, draws
+
+
+def _draws_by_chunk(
+    total: int, draws: int, rng: np.random.Generator
+) -> Iterator[tuple[int, np.ndarray]]:
+    """(first sample, drawn positions) for each chunk of ``READ_SAMPLES`` samples, in order."""
+    unread, left = total, draws
     for start in range(0, total, READ_SAMPLES):
         size = min(READ_SAMPLES, total - start)
         take = int(rng.binomial(left, size / unread)) if left else 0
         unread, left = unread - size, left - take
-        if take:
-            pending.append(start + rng.integers(0, size, take))
-            held += take
-        if held >= READ_SAMPLES or (held and not unread):
-            _count_rows(trace.ids_at(np.concatenate(pending)), counts)
-            pending, held = [], 0
-    return counts, draws
+        yield start, start + (rng.integers(0, size, take) if take else np.zeros(0, np.int64))
 
 
 def top_rows(counts: np.ndarray, n: int) -> np.ndarray:
