@@ -148,6 +148,11 @@ class TraceSource(abc.ABC):
         """The ids of the samples at ``positions``, shape (n, F) (see :meth:`samples_at`)."""
         return self.samples_at(positions).ids
 
+    def renumbered(self, rows: np.ndarray) -> np.ndarray:
+        """The ids this trace gives ``rows``, named as the traces it reads name them: the same
+        ids, unless the trace renumbers rows (:class:`FirstSeenTrace`)."""
+        return np.asarray(rows)
+
     def _checked_positions(self, positions: np.ndarray) -> np.ndarray:
         positions = np.asarray(positions, dtype=np.int64).ravel()
         if positions.size and (positions.min() < 0 or positions.max() >= self.num_samples):

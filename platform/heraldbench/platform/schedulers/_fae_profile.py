@@ -8,13 +8,13 @@ class's own samples when the trace is replayed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
 
+from heraldbench.platform._cores import usable_cores
 from heraldbench.platform.data import TraceSource, read_ahead
 
 __all__ = [
@@ -126,7 +126,7 @@ def find_hot_samples(trace: TraceSource, hot_bits: np.ndarray) -> np.ndarray:
     def mark_block(start: int) -> None:
         mark(start, trace.ids_at(np.arange(start, min(start + block, n))))
 
-    with ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="heraldbench-fae") as pool:
+    with ThreadPoolExecutor(max_workers=usable_cores(), thread_name_prefix="heraldbench-fae") as pool:
         list(pool.map(mark_block, range(0, n, block)))
     return found
 
@@ -136,10 +136,6 @@ def bits_between(bits: np.ndarray, start: int, stop: int) -> np.ndarray:
     first = start // 8
     unpacked = np.unpackbits(bits[first : -(-stop // 8)], bitorder="little")
     return unpacked[start - 8 * first : stop - 8 * first].astype(bool)
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @numba.njit(cache=True, nogil=True)

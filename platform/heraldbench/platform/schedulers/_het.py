@@ -19,11 +19,16 @@ from heraldbench.platform.schedulers._partitions import random_partition
 
 __all__ = ["HET", "HETSpec"]
 
+#: The simulator keeps each copy's clock lead in an int32 that saturates at 2**31 - 1, so any
+#: bound below that tells a saturated lead from an allowed one.
+_MAX_BOUND = 2**31 - 2
+
 
 class HETSpec(SchedulerSpecBase):
     kind: Literal["het"] = "het"
     bound: int = Field(
-        100, ge=0, description="staleness bound s: clock lead tolerated, updates held (HET: 100)"
+        100, ge=0, le=_MAX_BOUND,
+        description="staleness bound s: clock lead tolerated, updates held (HET: 100)",
     )
     clock_unit: Literal["occurrence", "iteration"] = Field(
         "occurrence", description="a clock tick per id occurrence (HET's code) or per iteration"

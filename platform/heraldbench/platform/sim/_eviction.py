@@ -138,7 +138,7 @@ def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _protected(k, protect):  # pragma: no cover - numba
-    return protect.shape[0] > 0 and protect[k] > 0
+    return protect[k] > 0
 
 
 @numba.njit(cache=True, nogil=True)

@@ -147,22 +147,17 @@ def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occur
                          touched_ids, touched_w, touched_occ, n_touched):  # pragma: no cover
     """Append worker w's distinct ids in touch order; count each one's occurrences when asked.
 
-    Branch-free: every id is written out and kept only if new (about 40% are on the Criteo-like
-    trace), so no mispredicted branch holds up the lookups behind it. Occurrences are tallied in
-    the row's record (``tally``, zero between uses) and copied out in a second pass over the
-    distinct ids, whose records are then still in the CPU's cache."""
+    Occurrences are tallied in the row's record (``tally``, zero between uses) and copied out in
+    a second pass over the distinct ids, whose records are then still in the CPU's cache."""
     fields = ids.shape[1]
     first = n_touched
     for j in range(lo, hi):
         s = order[j]
         for f in range(fields):
             k = ids[s, f]
-            new = seen[k] != marker
-            seen[k] = marker
             if count_occurrences:
                 tally[k] += 1
-            touched_ids[n_touched] = k
-            n_touched += new
+            n_touched = _append_if_new(k, marker, seen, touched_ids, n_touched)
     touched_w[first:n_touched] = w
     if count_occurrences:
         for i in range(first, n_touched):
@@ -238,12 +233,21 @@ def enter_window(ids, marker, seen, protect, rows):  # pragma: no cover - numba
     for i in range(ids.shape[0]):
         for f in range(ids.shape[1]):
             k = ids[i, f]
-            new = seen[k] != marker
-            seen[k] = marker
-            protect[k] += new
-            rows[n] = k
-            n += new
+            listed = _append_if_new(k, marker, seen, rows, n)
+            protect[k] += listed - n
+            n = listed
     return n
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _append_if_new(k, marker, seen, out, n):  # pragma: no cover - numba
+    """Append row k to ``out[:n]`` unless ``seen`` already holds this call's ``marker`` for it;
+    returns the new length. Branch-free: k is always written, and kept only if new (about 40%
+    of ids are on the Criteo-like trace), so no mispredicted branch holds up the lookups behind."""
+    new = seen[k] != marker
+    seen[k] = marker
+    out[n] = k
+    return n + new
 
 
 @numba.njit(cache=True, nogil=True)

@@ -170,7 +170,8 @@ class _Run:
 
     def _leave_window(self, iteration: int, ahead: deque) -> tuple[int, SampleChunk]:
         batch, rows = ahead.popleft()
-        _kernels.leave_window(rows, self.state.protect)
+        if rows.size:
+            _kernels.leave_window(rows, self.state.protect)
         return iteration, batch
 
     def _raw_batches(self) -> Iterator[SampleChunk]:
@@ -214,9 +215,8 @@ class _Run:
             self.series[iteration, 1] += self.workers * len(rows)
         else:
             self.series[iteration, 4] += len(rows)  # one replica; they are identical
-            if isinstance(self.trace, FirstSeenTrace):  # named before the rows were renumbered
-                rows = self.trace.renumbered(rows)
-            _sync.invalidate(rows, self.state.valid)
+            # the scheduler named its rows on the trace before the simulator renumbered it
+            _sync.invalidate(self.trace.renumbered(rows), self.state.valid)
         self.hot_phase = replicated
 
     def _read_and_write(self, iteration, batch, assign, rec) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.data import SampleChunk, TraceSource, read_ahead
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.metrics import Counts
 from heraldbench.platform.schedulers import Scheduler, SyncRule
@@ -33,7 +33,7 @@ from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train.executor import TALLY, EmulatedCluster
 from heraldbench.platform.train.metrics import Evaluation, score
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
-from heraldbench.platform.train.runtime import Prefetched, Stopwatch, resolve_device
+from heraldbench.platform.train.runtime import Stopwatch, resolve_device
 
 __all__ = ["TrainOutcome", "evaluate", "train_scheduler"]
 
@@ -129,7 +129,7 @@ def train_scheduler(
                        consistency=consistency)  # fmt: skip
     if not prefetch:
         return run.execute(stream, progress)
-    ahead = Prefetched(stream, prefetch)
+    ahead = read_ahead(stream, prefetch)
     try:
         return run.execute(ahead, progress)
     finally:
