@@ -69,6 +69,21 @@ def test_replacement_window_keeps_soon_needed_rows() -> None:
     assert misses(1) == 3
 
 
+def test_replacement_window_reaches_exactly_window_batches_ahead() -> None:
+    # One worker, cache of 2 rows, rows per iteration: 0, 1, 2, 3, 0. When 2 comes in, LRU's
+    # victim is 0, read again two batches later: a 2-batch window keeps it (and keeps it again
+    # when 3 comes in), a 1-batch window does not see that far.
+    trace = InMemoryTrace.from_local_ids(np.array([[0], [1], [2], [3], [0]]), [4])
+
+    def misses(window: int) -> int:
+        sched = create("herald-plus", workers=1, batch_size=1, replacement_window=window,
+                       direct_transfer=False)
+        return simulate(trace, sched, cache_rows=2, check_invariants=True).counts.miss_pull
+
+    assert misses(1) == 5
+    assert misses(2) == 4
+
+
 def test_it_beats_herald_on_a_skewed_trace() -> None:
     trace = _skewed(seed=4)
     plus = _run(trace, "herald-plus").counts

@@ -137,16 +137,17 @@ def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _protected(k, protect):  # pragma: no cover - numba
-    return protect[k] > 0
+def _protected(k, ahead, iteration):  # pragma: no cover - numba
+    """Row k is read again within the replacement window (see ``_Run.batches``)."""
+    return ahead[k] > iteration
 
 
 @numba.njit(cache=True, nogil=True)
-def evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log_ids, log_t,
+def evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_ids, log_t,
               log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
               first_slot):  # pragma: no cover - numba
     """Evict ``need`` least recently used rows, never one of this iteration; rows in
-    ``protect`` (read again within the scheduler's replacement window) are passed over, unless
+    the replacement window (read again within it: ``ahead`` > iteration) are passed over, unless
     every cached row is protected. Passed-over entries go back to the young end of the log."""
     bit = cached.dtype.type(1 << w)
     done = 0
@@ -167,7 +168,7 @@ def evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log
             i = live[j]
             k = log_ids[w, i]
             t = log_t[w, i]
-            if t == iteration or (passes_left > 0 and _protected(k, protect)):
+            if t == iteration or (passes_left > 0 and _protected(k, ahead, iteration)):
                 passes_left -= 1
                 log_head[w] = i + 1
                 _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached, last_use)
@@ -190,7 +191,7 @@ def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
 
 
 @numba.njit(cache=True, nogil=True)
-def evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect, use_count,
+def evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead, use_count,
               heap_keys, heap_ids, heap_t, heap_size, evicted_ids, evicted_w, evicted_pending,
               first_slot):  # pragma: no cover - numba
     """Evict ``need`` least frequently used rows, never one of this iteration; protected rows
@@ -212,7 +213,7 @@ def evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect, use
         k, t, key = _heap_pop(heap_keys, heap_ids, heap_t, heap_size, w)
         if not _lfu_live(w, k, t, key, cached, last_use, use_count):
             continue
-        if t == iteration or (protecting and _protected(k, protect)):
+        if t == iteration or (protecting and _protected(k, ahead, iteration)):
             aside_keys[n_aside] = key
             aside_ids[n_aside] = k
             aside_t[n_aside] = t

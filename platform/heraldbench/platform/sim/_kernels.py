@@ -41,25 +41,26 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def read_batch(
-    ids, assign, iteration, workers, capacity, policy, permanent_cap, bound,
-    cached, valid, last_use, seen, occupancy, protect,
+    ids, assign, iteration, workers, capacity, policy, permanent_cap, bound, per_occurrence,
+    cached, valid, last_use, seen, occupancy, ahead,
     log_ids, log_t, log_head, log_tail,
     use_count, permanent, heap_keys, heap_ids, heap_t, heap_size, touch_seq,
     lag, pending, tally,
-    touched_ids, touched_w, touched_kind, touched_occ,
+    touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held,
     evicted_ids, evicted_w, evicted_pending, counts,
 ):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
-    than bound).
-    Fills the touch and eviction records and returns their lengths; counts[0..2] receive hits,
-    miss pulls and update pulls.
+    than bound), where each read copy also takes its updates here (:func:`_hold_updates`).
+    Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
+    hits, miss pulls and update pulls.
     """
     order, starts = group_by_worker(assign, workers)
     n_touched = 0
     n_evicted = 0
+    n_pushed = 0
     for w in range(workers):
         first = n_touched
         n_touched = _collect_working_set(ids, order, starts[w], starts[w + 1], w,
@@ -77,19 +78,42 @@ def read_batch(
                                        permanent_cap, touched_ids, touched_kind, cached, valid,
                                        lag, pending, last_use, use_count, permanent,
                                        heap_keys, heap_ids, heap_t, heap_size, touch_seq, counts)
+        if bound >= 0:
+            n_pushed = _hold_updates(w, first, n_touched, bound, per_occurrence, touched_ids,
+                                     touched_occ, pending, push_at, push_held, n_pushed)
         need = occupancy[w] - capacity
         if need > 0:
             if policy == POLICY_LRU:
-                evict_lru(w, need, iteration, cached, valid, pending, last_use, protect, log_ids,
+                evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_ids,
                           log_t, log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
                           n_evicted)
             else:
-                evict_lfu(w, need, iteration, cached, valid, pending, last_use, protect,
+                evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead,
                           use_count, heap_keys, heap_ids, heap_t, heap_size, evicted_ids,
                           evicted_w, evicted_pending, n_evicted)
             occupancy[w] -= need
             n_evicted += need
-    return n_touched, n_evicted
+    return n_touched, n_evicted, n_pushed
+
+
+@numba.njit(cache=True, nogil=True)
+def _hold_updates(w, first, last, bound, per_occurrence, touched_ids, touched_occ, pending,
+                  push_at, push_held, n_pushed):  # pragma: no cover - numba
+    """HET's writes of worker w's copies ``first..last``: each gains this iteration's updates
+    (one per occurrence, or one) and is pushed once more than ``bound`` are held; the push is
+    listed (position in the touch records, updates it carried) for the sync pass, which ages the
+    other copies once every worker has read. Done here, right after the worker's reads, while
+    its rows' records are still in the CPU's cache: no other worker's reads of this iteration
+    depend on it, since a copy's own updates never make it stale."""
+    for i in range(first, last):
+        k = touched_ids[i]
+        held = pending[k, w] + (touched_occ[i] if per_occurrence else 1)
+        pushed = held > bound
+        pending[k, w] = 0 if pushed else held
+        push_at[n_pushed] = i
+        push_held[n_pushed] = held
+        n_pushed += pushed
+    return n_pushed
 
 
 @numba.njit(cache=True, nogil=True)
@@ -226,17 +250,13 @@ def write_batch(touched_ids, touched_w, n_touched, writers, valid, optimistic,
 
 
 @numba.njit(cache=True, nogil=True)
-def enter_window(ids, marker, seen, protect, rows):  # pragma: no cover - numba
-    """protect[k] += 1 once for each distinct row k of a batch, listed in ``rows``; returns how
-    many (``marker`` unique per call and unlike any the read kernels put in ``seen``)."""
-    n = 0
+def enter_window(ids, index, ahead):  # pragma: no cover - numba
+    """Batch ``index`` enters the replacement window: it is now the last batch of the window to
+    read each of its rows. Plain stores, no read of the row's state: batches enter in order, so
+    ``ahead`` only grows, and rows read twice need no deduplication."""
     for i in range(ids.shape[0]):
         for f in range(ids.shape[1]):
-            k = ids[i, f]
-            listed = _append_if_new(k, marker, seen, rows, n)
-            protect[k] += listed - n
-            n = listed
-    return n
+            ahead[ids[i, f]] = index
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -248,10 +268,3 @@ def _append_if_new(k, marker, seen, out, n):  # pragma: no cover - numba
     seen[k] = marker
     out[n] = k
     return n + new
-
-
-@numba.njit(cache=True, nogil=True)
-def leave_window(rows, protect):  # pragma: no cover - numba
-    """Undo :func:`enter_window` for a batch's distinct ``rows``."""
-    for i in range(rows.shape[0]):
-        protect[rows[i]] -= 1

@@ -118,7 +118,7 @@ class _Run:
             np.zeros((self.iterations, scheduler.global_batch), np.int8) if record else None
         )
         self.hot_phase = False
-        self.window = scheduler.replacement_window  # state.protect counts its batches per row
+        self.window = scheduler.replacement_window  # batches state.ahead looks ahead
 
     def execute(self, progress: ProgressCallback | None) -> SimResult:
         start = time.perf_counter()
@@ -147,32 +147,19 @@ class _Run:
             raise InvariantViolation(f"{self.sync_counts[2]} pulls read a row with a dirty copy")
 
     def _batches(self) -> Iterator[tuple[int, SampleChunk]]:
-        """Global batches in order; with a replacement window, ``state.protect`` counts for each
-        row the batches among the next ``window`` that read it when a batch is yielded."""
-        ahead: deque[tuple[SampleChunk, np.ndarray]] = deque()
+        """Global batches in order; with a replacement window, when batch t is yielded the
+        window holds batches t+1..t+``window`` and ``state.ahead`` the last of them to read
+        each row, so a row is read again within the window exactly when ``ahead`` > t."""
+        window: deque[SampleChunk] = deque()
         for index, batch in enumerate(self._raw_batches()):
-            ahead.append((batch, self._enter_window(batch, index)))
-            if len(ahead) > self.window:
-                yield self._leave_window(index - self.window, ahead)
-        first_left = self.iterations - len(ahead)
-        for offset in range(len(ahead)):
-            yield self._leave_window(first_left + offset, ahead)
-
-    def _enter_window(self, batch: SampleChunk, index: int) -> np.ndarray:
-        """Count batch ``index`` in ``protect``; returns its distinct rows (none without a window)."""
-        if not self.window:
-            return batch.ids[:0, 0]
-        rows = np.empty(batch.ids.size, np.int32)
-        # negative markers: the read kernels mark ``seen`` with positive ones
-        n = _kernels.enter_window(batch.ids, np.int32(-1 - index), self.state.seen,
-                                  self.state.protect, rows)
-        return rows[:n]
-
-    def _leave_window(self, iteration: int, ahead: deque) -> tuple[int, SampleChunk]:
-        batch, rows = ahead.popleft()
-        if rows.size:
-            _kernels.leave_window(rows, self.state.protect)
-        return iteration, batch
+            if self.window:
+                _kernels.enter_window(batch.ids, np.int32(index), self.state.ahead)
+            window.append(batch)
+            if len(window) > self.window:
+                yield index - self.window, window.popleft()
+        first_left = self.iterations - len(window)
+        for offset in range(len(window)):
+            yield first_left + offset, window.popleft()
 
     def _raw_batches(self) -> Iterator[SampleChunk]:
         return global_batches(self.trace, self.scheduler.global_batch)
@@ -222,15 +209,15 @@ class _Run:
     def _read_and_write(self, iteration, batch, assign, rec) -> None:
         s = self.state
         counts = np.zeros(3, np.int64)
-        rec.n_touched, rec.n_evicted = _kernels.read_batch(
+        rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
             batch.ids, assign, iteration, self.workers, s.capacity, s.policy, s.permanent_cap,
-            self.sync.bound if self.het else -1,
-            s.cached, s.valid, s.last_use, s.seen, s.occupancy, s.protect,
+            self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
+            s.cached, s.valid, s.last_use, s.seen, s.occupancy, s.ahead,
             s.log_ids, s.log_t, s.log_head, s.log_tail,
             s.use_count, s.permanent, s.heap_keys, s.heap_ids, s.heap_t, s.heap_size, s.touch_seq,
             s.lag, s.pending, s.tally,
-            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.touched_occ,
-            rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
+            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.touched_occ, rec.push_at,
+            rec.push_held, rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
         )  # fmt: skip
         self.series[iteration, :3] += counts
         if not self.het:
@@ -244,9 +231,8 @@ class _Run:
         counts = np.zeros(2, np.int64)
         rec.sent_n[0] = 0
         _sync.bounded_staleness_sync(
-            rec.touched_ids, rec.touched_w, rec.touched_occ, rec.n_touched, rec.evicted_ids,
-            rec.evicted_pending, rec.n_evicted, rec.evicted_w,
-            self.sync.clock_unit == "occurrence", self.sync.bound, s.cached, s.lag, s.pending,
+            rec.touched_ids, rec.touched_w, rec.push_at, rec.push_held, rec.n_pushed,
+            rec.evicted_ids, rec.evicted_pending, rec.n_evicted, rec.evicted_w, s.cached, s.lag,
             counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
         self.series[iteration, 3:5] += counts

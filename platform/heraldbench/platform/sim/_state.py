@@ -44,7 +44,7 @@ class ClusterState:
     writers: np.ndarray
     last_use: np.ndarray
     seen: np.ndarray
-    protect: np.ndarray
+    ahead: np.ndarray
     claims: np.ndarray
     tally: np.ndarray
     occupancy: np.ndarray
@@ -95,7 +95,7 @@ class ClusterState:
             # cached copies and with iterations >= 0
             last_use=record["last_use"],
             seen=record["seen"],
-            protect=record["protect"],
+            ahead=record["ahead"],
             claims=record["claims"],
             tally=record["tally"],
             occupancy=np.zeros(workers, np.int64),
@@ -132,9 +132,9 @@ def row_records(rows: int, workers: int, bounded_staleness: bool = False) -> np.
     """The per-row state of every kernel, one record per row, records aligned to cache lines.
 
     A lookup reads and writes a row's cached, valid, writers, dirty and partial bits, its
-    ``seen`` marker and its worker's ``last_use``; a replacement window adds ``protect``;
-    ``claims`` and ``tally`` are scratch, zero between uses, for partitions and HET's occurrence
-    counts. Kept side by side they cost one cache line per lookup instead of one per array,
+    ``seen`` marker and its worker's ``last_use``; a replacement window adds ``ahead`` (the last
+    batch of the window to read the row); ``claims`` and ``tally`` are scratch, zero between
+    uses, for partitions and HET's occurrence counts. Kept side by side they cost one cache line per lookup instead of one per array,
     which at Criteo scale (tens of millions of rows, most far from any CPU cache) is what sets
     the simulator's speed; up to 8 workers they fit one 64-byte line. ``bounded_staleness``
     adds HET's per-copy ``lag`` behind the PS clock and unpushed updates (``pending``): 128
@@ -145,7 +145,7 @@ def row_records(rows: int, workers: int, bounded_staleness: bool = False) -> np.
     fields = [
         ("cached", mdt), ("valid", mdt), ("dirty", mdt), ("writers", mdt), ("partial", np.bool_),
         ("claims", mdt), ("seen", np.int32), ("last_use", np.int32, (workers,)),
-        ("tally", np.int32), ("protect", np.int32),
+        ("tally", np.int32), ("ahead", np.int32),
     ]  # fmt: skip
     if bounded_staleness:
         fields += [("lag", np.int32, (workers,)), ("pending", np.int32, (workers,))]
@@ -171,6 +171,8 @@ class IterationRecords:
     touched_w: np.ndarray
     touched_kind: np.ndarray
     touched_occ: np.ndarray
+    push_at: np.ndarray  # HET: positions in the touch records of the copies pushed
+    push_held: np.ndarray  # HET: the updates each of them carried
     evicted_ids: np.ndarray
     evicted_w: np.ndarray
     evicted_pending: np.ndarray
@@ -183,9 +185,10 @@ class IterationRecords:
     n_touched: int = 0
     n_evicted: int = 0
     n_written: int = 0
+    n_pushed: int = 0
 
     def clear(self) -> None:
-        self.n_touched = self.n_evicted = self.n_written = 0
+        self.n_touched = self.n_evicted = self.n_written = self.n_pushed = 0
 
     @classmethod
     def empty(cls, size: int, workers: int, log_sent: bool = False) -> IterationRecords:
@@ -201,6 +204,8 @@ class IterationRecords:
             touched_w=np.zeros(size, np.int8),
             touched_kind=np.zeros(size, np.int8),
             touched_occ=np.zeros(size, np.int32),
+            push_at=np.zeros(size, np.int32),
+            push_held=np.zeros(size, np.int32),
             evicted_ids=np.zeros(size, np.int32),
             evicted_w=np.zeros(size, np.int8),
             evicted_pending=np.zeros(size, np.int32),

@@ -141,14 +141,14 @@ def count_dirty(dirty):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def bounded_staleness_sync(
-    touched_ids, touched_w, touched_occ, n_touched, evicted_ids, evicted_pending, n_evicted,
-    evicted_w, per_occurrence, bound, cached, lag, pending, counts, log_k, log_w, log_how, log_n,
+    touched_ids, touched_w, push_at, push_held, n_pushed, evicted_ids, evicted_pending,
+    n_evicted, evicted_w, cached, lag, counts, log_k, log_w, log_how, log_n,
 ):  # pragma: no cover - numba
-    """HET's writes and pushes of one iteration (research/schedulers.md §2.4).
+    """HET's pushes of one iteration (research/schedulers.md §2.4), once every worker has read.
 
-    Evicted copies with pending updates are pushed (their clock ticks land now, after every
-    worker's reads); each touched copy gains its updates, and is pushed once more than ``bound``
-    have accumulated. counts[0] += evict pushes, counts[1] += update pushes.
+    Evicted copies with pending updates are pushed, and so are the copies the reads found
+    holding more than the bound (``push_at``, from :func:`read_batch`); their clock ticks land
+    now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes.
 
     Clocks are kept as each copy's lag behind the PS (PS clock − the clock the copy last synced
     at): a push of ``held`` ticks ages every other cached copy of the row by ``held``; the
@@ -160,15 +160,12 @@ def bounded_staleness_sync(
             counts[0] += 1
             _age_copies(evicted_ids[i], -1, held, cached, lag)
             _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
-    for i in range(n_touched):
+    counts[1] += n_pushed
+    for j in range(n_pushed):
+        i = push_at[j]
         k = touched_ids[i]
-        w = touched_w[i]
-        pending[k, w] += touched_occ[i] if per_occurrence else 1
-        if pending[k, w] > bound:
-            counts[1] += 1
-            _log_sent(k, w, SENT_UPDATE, log_k, log_w, log_how, log_n)
-            _age_copies(k, w, pending[k, w], cached, lag)
-            pending[k, w] = 0
+        _log_sent(k, touched_w[i], SENT_UPDATE, log_k, log_w, log_how, log_n)
+        _age_copies(k, touched_w[i], push_held[j], cached, lag)
 
 
 _LAG_MAX = np.iinfo(np.int32).max
