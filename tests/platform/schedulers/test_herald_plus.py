@@ -57,31 +57,27 @@ def test_affinity_puts_the_readers_of_a_rare_row_together() -> None:
     assert np.bincount(plus, minlength=2).tolist() == [4, 4]
 
 
+def _misses_of_one_worker(rows: list[int], window: int) -> int:
+    """Miss pulls of one worker with a 2-row cache reading ``rows``, one per iteration."""
+    trace = InMemoryTrace.from_local_ids(np.array(rows)[:, None], [max(rows) + 1])
+    sched = create("herald-plus", workers=1, batch_size=1, replacement_window=window,
+                   direct_transfer=False)
+    return simulate(trace, sched, cache_rows=2, check_invariants=True).counts.miss_pull
+
+
 def test_replacement_window_keeps_soon_needed_rows() -> None:
-    # One worker, cache of 2 rows, rows per iteration: 0, 1, 2, 0. LRU evicts 0 when 2 comes in
-    # and misses it again; with a 1-batch window, 0 (read next) is passed over and 1 evicted.
-    trace = InMemoryTrace.from_local_ids(np.array([[0], [1], [2], [0]]), [3])
-    def misses(window: int) -> int:
-        sched = create("herald-plus", workers=1, batch_size=1, replacement_window=window,
-                       direct_transfer=False)
-        return simulate(trace, sched, cache_rows=2, check_invariants=True).counts.miss_pull
-    assert misses(0) == 4
-    assert misses(1) == 3
+    # Rows per iteration: 0, 1, 2, 0. LRU evicts 0 when 2 comes in and misses it again; with a
+    # 1-batch window, 0 (read next) is passed over and 1 evicted.
+    assert _misses_of_one_worker([0, 1, 2, 0], window=0) == 4
+    assert _misses_of_one_worker([0, 1, 2, 0], window=1) == 3
 
 
 def test_replacement_window_reaches_exactly_window_batches_ahead() -> None:
-    # One worker, cache of 2 rows, rows per iteration: 0, 1, 2, 3, 0. When 2 comes in, LRU's
-    # victim is 0, read again two batches later: a 2-batch window keeps it (and keeps it again
-    # when 3 comes in), a 1-batch window does not see that far.
-    trace = InMemoryTrace.from_local_ids(np.array([[0], [1], [2], [3], [0]]), [4])
-
-    def misses(window: int) -> int:
-        sched = create("herald-plus", workers=1, batch_size=1, replacement_window=window,
-                       direct_transfer=False)
-        return simulate(trace, sched, cache_rows=2, check_invariants=True).counts.miss_pull
-
-    assert misses(1) == 5
-    assert misses(2) == 4
+    # Rows per iteration: 0, 1, 2, 3, 0. When 2 comes in, LRU's victim is 0, read again two
+    # batches later: a 2-batch window keeps it (and again when 3 comes in), a 1-batch window
+    # does not see that far.
+    assert _misses_of_one_worker([0, 1, 2, 3, 0], window=1) == 5
+    assert _misses_of_one_worker([0, 1, 2, 3, 0], window=2) == 4
 
 
 def test_it_beats_herald_on_a_skewed_trace() -> None:
