@@ -1,7 +1,9 @@
 """Simulator throughput and peak memory at Criteo-Kaggle scale (DESIGN §5).
 
 Run: ``python benchmarks/bench_simulator.py`` (all sizes) or
-``python benchmarks/bench_simulator.py --fractions 0.01 --schedulers naive herald``.
+``python benchmarks/bench_simulator.py --fractions 0.01 --schedulers naive herald``;
+``--repeat N`` runs each case N times, interleaved (every case once, then again), and ends with
+each case's median and range: on a shared machine one run can be 40% off.
 
 Each (size, scheduler) runs in a fresh process so that its peak RSS is its own. The trace is the
 synthetic Criteo-like generator at full Kaggle cardinalities (33.76 M rows), 8 workers × 256,
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -68,8 +71,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--cache-ratio", type=float, default=0.1)
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each case (interleaved)")
     parser.add_argument("--one", nargs=2, metavar=("FRACTION", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     if args.one:
         figures = run_one(float(args.one[0]), args.one[1], args.workers, args.batch_size,
                           args.cache_ratio)
@@ -77,21 +83,41 @@ def main() -> None:
         print(json.dumps(figures))
         return
     rows = []
-    for fraction in args.fractions:
-        for kind in ["generate-only", *args.schedulers]:
-            cmd = [sys.executable, __file__, "--one", str(fraction), kind,
-                   "--workers", str(args.workers), "--batch-size", str(args.batch_size),
-                   "--cache-ratio", str(args.cache_ratio)]
-            done = subprocess.run(cmd, capture_output=True, text=True, check=True)
-            figures = json.loads(done.stdout.strip().splitlines()[-1])
-            rows.append({"fraction": fraction, "scheduler": kind, **figures})
-            print(_line(rows[-1]), flush=True)
+    for _ in range(args.repeat):
+        for fraction in args.fractions:
+            for kind in ["generate-only", *args.schedulers]:
+                figures = _run_case(fraction, kind, args)
+                rows.append({"fraction": fraction, "scheduler": kind, **figures})
+                print(_line(rows[-1]), flush=True)
+    if args.repeat > 1:
+        print(_summary(rows))
     print(json.dumps(rows, indent=1))
+
+
+def _run_case(fraction: float, kind: str, args: argparse.Namespace) -> dict:
+    """One case in a fresh process, so that its peak RSS is its own."""
+    cmd = [sys.executable, __file__, "--one", str(fraction), kind,
+           "--workers", str(args.workers), "--batch-size", str(args.batch_size),
+           "--cache-ratio", str(args.cache_ratio)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _summary(rows: list[dict]) -> str:
+    """Median and range of the wall seconds of each (fraction, scheduler)."""
+    walls: dict[tuple[float, str], list[float]] = {}
+    for row in rows:
+        walls.setdefault((row["fraction"], row["scheduler"]), []).append(row["wall_seconds"])
+    lines = ["median wall seconds [range] over the repeats:"]
+    for (fraction, kind), seconds in walls.items():
+        lines.append(f"{fraction:>6.1%} {kind:<22} {statistics.median(seconds):7.1f} s "
+                     f"[{min(seconds):.1f}–{max(seconds):.1f}]")
+    return "\n".join(lines)
 
 
 def _line(row: dict) -> str:
     rate = row.get("accesses_per_second") or row.get("ids_per_second")
-    return (f"{row['fraction']:>5.0%} {row['scheduler']:<14} {row['wall_seconds']:7.1f} s "
+    return (f"{row['fraction']:>6.1%} {row['scheduler']:<22} {row['wall_seconds']:7.1f} s "
             f"{rate / 1e6:6.1f} M/s  peak RSS {row['peak_rss_bytes'] / 2**30:5.2f} GiB")
 
 
