@@ -138,7 +138,7 @@ def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _protected(k, ahead, iteration):  # pragma: no cover - numba
-    """Row k is read again within the replacement window (see ``_Run.batches``)."""
+    """Row k is read again within the replacement window (see ``_Run._batches``)."""
     return ahead[k] > iteration
 
 

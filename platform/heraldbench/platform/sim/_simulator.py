@@ -119,6 +119,11 @@ class _Run:
         )
         self.hot_phase = False
         self.window = scheduler.replacement_window  # batches state.ahead looks ahead
+        # Write-through, and on-demand sync one iteration ahead, push only on what the writes
+        # of an iteration show, so their syncs are taken with those writes (_sync.write_and_sync).
+        self.sync_with_writes = not self.het and (
+            self.sync.rule is not SyncRule.ON_DEMAND or self.sync.window == 1
+        )
 
     def execute(self, progress: ProgressCallback | None) -> SimResult:
         start = time.perf_counter()
@@ -139,7 +144,8 @@ class _Run:
                 progress(done, self.trace.num_samples)
         if not self.het:
             for iteration in range(max(0, self.iterations - self.lag), self.iterations):
-                self._sync(iteration)
+                if not self.sync_with_writes:  # else the last iteration has no readers ahead
+                    self._sync(iteration)
                 yield iteration
         if progress is not None:
             progress(self.trace.num_samples, self.trace.num_samples)
@@ -178,6 +184,7 @@ class _Run:
         self.batch_ring[slot], self.assign_ring[slot] = batch, assign
         self.replicated_ring[slot] = plan.replicated
         self._switch_phase(iteration, plan.replicated)
+        rec.sent_n[0] = 0
         if plan.replicated:
             rec.clear()
             self.series[iteration, 5] += ring_allreduce(plan.allreduce_rows, self.workers)
@@ -189,7 +196,8 @@ class _Run:
             self._sync_bounded_staleness(iteration, rec)
             return iteration
         if iteration >= self.lag:
-            self._sync(iteration - self.lag)
+            if not self.sync_with_writes:
+                self._sync(iteration - self.lag)
             return iteration - self.lag
         return None
 
@@ -220,11 +228,32 @@ class _Run:
             rec.push_held, rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
         )  # fmt: skip
         self.series[iteration, :3] += counts
-        if not self.het:
+        if self.sync_with_writes:
+            self._write_and_sync(iteration, rec)
+        elif not self.het:
             rec.n_written = _kernels.write_batch(
                 rec.touched_ids, rec.touched_w, rec.n_touched, s.writers, s.valid,
                 not self.strict, rec.write_ids, rec.write_masks,
             )  # fmt: skip
+
+    def _write_and_sync(self, iteration: int, rec: IterationRecords) -> None:
+        """Writes of ``iteration`` with the pushes of the previous iteration they decide (on
+        demand) and its own evict and write-through pushes."""
+        s = self.state
+        before = self.ring[(iteration - 1) % len(self.ring)]
+        counts_before, counts = np.zeros(3, np.int64), np.zeros(3, np.int64)
+        rec.n_written = _sync.write_and_sync(
+            self.workers, self.sync.rule is SyncRule.ON_DEMAND, iteration > 0, self.sync.direct,
+            self.strict, self.check,
+            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.n_touched,
+            rec.evicted_ids, rec.evicted_w, rec.n_evicted,
+            s.writers, s.claims, s.valid, s.dirty, s.partial, rec.write_ids, rec.write_masks,
+            counts_before, counts, _push_log(before), _push_log(rec),
+        )  # fmt: skip
+        if iteration > 0:
+            self.series[iteration - 1, 4] += counts_before[1]
+        self.series[iteration, 3:5] += counts[:2]
+        self.sync_counts[2] += counts[2]
 
     def _sync_bounded_staleness(self, iteration: int, rec: IterationRecords) -> None:
         s = self.state
@@ -290,6 +319,10 @@ class _Run:
             partitions=self.partitions,
             info={"policy": self.policy, "trace": self.trace.describe()},
         )
+
+
+def _push_log(rec: IterationRecords) -> tuple[np.ndarray, ...]:
+    return rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n
 
 
 def global_batches(trace: TraceSource, global_batch: int) -> Iterator[SampleChunk]:

@@ -55,14 +55,8 @@ def sync_iteration(
             if others != 0 or (partial[k] and dirty[k] != 0):
                 counts[2] += 1
     for i in range(n_evicted):
-        k = evicted_ids[i]
-        bit = bit_of(evicted_w[i])
-        if np.uint64(dirty[k]) & bit:
-            counts[0] += 1
-            _log_sent(k, evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
-            dirty[k] = np.uint64(dirty[k]) & ~bit
-            if dirty[k] == 0:
-                partial[k] = False
+        _push_evicted(evicted_ids[i], evicted_w[i], dirty, partial, counts, log_k, log_w,
+                      log_how, log_n)
     for i in range(n_written):
         k = write_ids[i]
         mask = np.uint64(write_masks[i])
@@ -92,6 +86,93 @@ def sync_iteration(
         k = ahead_ids[i]
         _push_for_readers(k, _readers_after(k, iteration, workers, last_use), workers, direct,
                           dirty, partial, counts, log_k, log_w, log_how, log_n)
+
+
+@numba.njit(cache=True, nogil=True)
+def write_and_sync(
+    workers, on_demand, after_first, direct, strict, check,
+    touched_ids, touched_w, touched_kind, n_touched, evicted_ids, evicted_w, n_evicted,
+    writers, pullers, valid, dirty, partial, write_ids, write_masks,
+    counts_before, counts, log_before, log,
+):  # pragma: no cover - numba
+    """The writes of iteration t with the syncs they complete, in one pass over its rows.
+
+    For write-through, and on-demand sync looking one iteration ahead, whose readers of t are
+    exactly its writers: as ``write_batch`` of t, then ``sync_iteration`` of t - 1 and of t
+    (write-through: of t), but the look-ahead pushes of t - 1 and the new dirty copies of t are
+    taken row by row while the rows' records are in the CPU's cache. Per row the order is that
+    of the separate passes, and across rows nothing depends on another row; t's evictions are
+    accounted after its new dirty copies, which commutes: an evicted copy is never one its worker
+    wrote in the same iteration. ``after_first``: t > 0. ``pullers`` is per-row scratch (zero
+    on entry and return) for the check. counts_before[1] += update pushes of t - 1; counts[0] += evict pushes,
+    counts[1] += write-through pushes, counts[2] += consistency violations of t. log_before and
+    log are (ids, workers, how, length) push logs of t - 1 and t, empty arrays for none.
+    Returns the number of distinct rows written."""
+    optimistic = not strict
+    one = writers.dtype.type(1)
+    for i in range(n_touched):
+        k = touched_ids[i]
+        bit = one << touched_w[i]
+        writers[k] |= bit
+        if check and touched_kind[i] != TOUCH_HIT:
+            pullers[k] |= bit
+    n_written = 0
+    for i in range(n_touched):
+        k = touched_ids[i]
+        mask = writers[k]
+        writers[k] = 0
+        if mask == 0:  # not the row's first touch: written out already
+            continue
+        kept = writers.dtype.type(0) if several_bits(mask) and not optimistic else mask
+        valid[k] = kept
+        write_ids[n_written] = k
+        write_masks[n_written] = mask
+        n_written += 1
+        if on_demand and after_first:  # t's readers are its writers
+            _push_for_readers(k, np.uint64(mask), workers, direct, dirty, partial,
+                              counts_before, log_before[0], log_before[1], log_before[2],
+                              log_before[3])
+        if check:
+            counts[2] += _violations(k, pullers[k], workers, dirty, partial)
+            pullers[k] = 0
+        dirty[k] = np.uint64(dirty[k]) | np.uint64(mask)
+        partial[k] = strict and several_bits(mask)
+    for i in range(n_evicted):
+        _push_evicted(evicted_ids[i], evicted_w[i], dirty, partial, counts,
+                      log[0], log[1], log[2], log[3])
+    if not on_demand:
+        for i in range(n_written):
+            k = write_ids[i]
+            counts[1] += popcount(dirty[k])
+            _log_holders(k, dirty[k], workers, SENT_UPDATE, log[0], log[1], log[2], log[3])
+            dirty[k] = 0
+            partial[k] = False
+    return n_written
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _violations(k, pullers, workers, dirty, partial):  # pragma: no cover - numba
+    """Pulls of row k (by the workers in ``pullers``) that would read it while another copy
+    is dirty, or while a partial copy exists."""
+    found = 0
+    for w in range(workers):
+        if np.uint64(pullers) & bit_of(w):
+            others = np.uint64(dirty[k]) & ~bit_of(w)
+            found += others != 0 or (partial[k] and dirty[k] != 0)
+    return found
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _push_evicted(k, w, dirty, partial, counts, log_k, log_w, log_how,
+                  log_n):  # pragma: no cover - numba
+    """An evicted copy that is dirty is written back (an evict push)."""
+    bit = bit_of(w)
+    if np.uint64(dirty[k]) & bit:
+        counts[0] += 1
+        _log_sent(k, w, SENT_EVICT, log_k, log_w, log_how, log_n)
+        dirty[k] = np.uint64(dirty[k]) & ~bit
+        if dirty[k] == 0:
+            partial[k] = False
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
