@@ -3,7 +3,10 @@
 Two passes run in lockstep over the trace. The *residency* pass partitions each batch, classifies
 reads and evicts; the *sync* pass trails it by the scheduler's look-ahead window and accounts the
 pushes. Splitting them is exact because which copies are cached and valid never depends on when a
-dirty row is pushed, only on who reads and writes it (docs/semantics.md).
+dirty row is pushed, only on who reads and writes it (docs/semantics.md). Where the sync pass
+needs no more than one iteration's writes (write-through, and on-demand sync one iteration
+ahead, whose readers are the next iteration's writers), it is taken with those writes, in the
+same pass over the rows (:func:`._sync.write_and_sync`).
 """
 
 from __future__ import annotations
