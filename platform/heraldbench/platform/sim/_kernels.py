@@ -240,13 +240,19 @@ def write_batch(touched_ids, touched_w, n_touched, writers, valid, optimistic,
         # (which clears ``writers``) and skipped at the others, where ``mask`` is 0.
         k = touched_ids[i]
         mask = writers[k]
-        kept = writers.dtype.type(0) if several_bits(mask) and not optimistic else mask
-        valid[k] = kept if mask != 0 else valid[k]
+        valid[k] = valid_after_write(mask, optimistic) if mask != 0 else valid[k]
         write_ids[n_written] = k
         write_masks[n_written] = mask
         n_written += mask != 0
         writers[k] = 0
     return n_written
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def valid_after_write(writers, optimistic):  # pragma: no cover - numba
+    """The valid copies of a row its ``writers`` updated: one writer keeps the only valid copy;
+    co-writers leave none (strict) or all keep theirs (optimistic)."""
+    return writers if optimistic or not several_bits(writers) else writers ^ writers  # 0, same type
 
 
 @numba.njit(cache=True, nogil=True)

@@ -187,7 +187,7 @@ class _Run:
         self.batch_ring[slot], self.assign_ring[slot] = batch, assign
         self.replicated_ring[slot] = plan.replicated
         self._switch_phase(iteration, plan.replicated)
-        rec.sent_n[0] = 0
+        rec.sent_n[0] = 0  # this iteration's push log fills from here to the end of its syncs
         if plan.replicated:
             rec.clear()
             self.series[iteration, 5] += ring_allreduce(plan.allreduce_rows, self.workers)
@@ -261,7 +261,6 @@ class _Run:
     def _sync_bounded_staleness(self, iteration: int, rec: IterationRecords) -> None:
         s = self.state
         counts = np.zeros(2, np.int64)
-        rec.sent_n[0] = 0
         _sync.bounded_staleness_sync(
             rec.touched_ids, rec.touched_w, rec.push_at, rec.push_held, rec.n_pushed,
             rec.evicted_ids, rec.evicted_pending, rec.n_evicted, rec.evicted_w, s.cached, s.lag,
@@ -271,17 +270,16 @@ class _Run:
         self.series[iteration, 6] += rec.n_touched  # a version check per lookup
 
     def _sync(self, iteration: int) -> None:
-        """Push accounting of ``iteration``; the residency pass has reached iteration + lag."""
+        """Push accounting of ``iteration`` under an on-demand window longer than one
+        iteration; the residency pass has reached iteration + lag."""
         rec = self.ring[iteration % len(self.ring)]
         ahead_iteration = min(iteration + self.lag, self.iterations - 1)
         ahead = self.ring[ahead_iteration % len(self.ring)]
         n_ahead = ahead.n_written if ahead_iteration > iteration else 0
         before = self.sync_counts[:2].copy()
         s = self.state
-        rec.sent_n[0] = 0
         _sync.sync_iteration(
-            iteration, self.workers, self.sync.rule is SyncRule.ON_DEMAND, self.sync.window,
-            self.sync.direct, self.strict, self.check,
+            iteration, self.workers, self.sync.direct, self.strict, self.check,
             rec.touched_ids, rec.touched_w, rec.touched_kind, rec.n_touched,
             rec.evicted_ids, rec.evicted_w, rec.n_evicted,
             rec.write_ids, rec.write_masks, rec.n_written,

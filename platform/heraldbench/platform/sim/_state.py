@@ -134,9 +134,10 @@ def row_records(rows: int, workers: int, bounded_staleness: bool = False) -> np.
     A lookup reads and writes a row's cached, valid, writers, dirty and partial bits, its
     ``seen`` marker and its worker's ``last_use``; a replacement window adds ``ahead`` (the last
     batch of the window to read the row); ``claims`` and ``tally`` are scratch, zero between
-    uses, for partitions and HET's occurrence counts. Kept side by side they cost one cache line per lookup instead of one per array,
-    which at Criteo scale (tens of millions of rows, most far from any CPU cache) is what sets
-    the simulator's speed; up to 8 workers they fit one 64-byte line. ``bounded_staleness``
+    uses, for partitions and HET's occurrence counts. Kept side by side they cost one cache line
+    per lookup instead of one per array, which at Criteo scale (tens of millions of rows, most
+    far from any CPU cache) is what sets the simulator's speed; up to 8 workers they fit one
+    64-byte line. ``bounded_staleness``
     adds HET's per-copy ``lag`` behind the PS clock and unpushed updates (``pending``): 128
     bytes, an aligned pair of lines, which the CPU fetches about as fast as one. The kernels
     see each field as a strided array view. Zero-filled, as every field starts.

@@ -10,7 +10,7 @@ import numba
 import numpy as np
 
 from heraldbench.platform.sim._eviction import bit_of, popcount, several_bits
-from heraldbench.platform.sim._kernels import TOUCH_HIT
+from heraldbench.platform.sim._kernels import TOUCH_HIT, valid_after_write
 
 SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its worker
 
@@ -34,48 +34,29 @@ def _log_holders(k, holders, workers, how, log_k, log_w, log_how, log_n):  # pra
 
 @numba.njit(cache=True, nogil=True)
 def sync_iteration(
-    iteration, workers, on_demand, window, direct, strict, check,
+    iteration, workers, direct, strict, check,
     pulled_ids, pulled_w, pulled_kind, n_pulled,
     evicted_ids, evicted_w, n_evicted,
     write_ids, write_masks, n_written,
     ahead_ids, ahead_masks, n_ahead,
     dirty, partial, last_use, counts, log_k, log_w, log_how, log_n,
 ):  # pragma: no cover - numba
-    """Push accounting of one iteration, run once the reads of the look-ahead window are known.
+    """Push accounting of one iteration under on-demand sync looking more than one iteration
+    ahead, run once the reads of the look-ahead window are known (the other rules but HET's
+    are taken with the writes: :func:`write_and_sync`).
 
     counts[0] += evict pushes, counts[1] += update pushes, counts[2] += consistency violations
     (a pull while another copy of the row is dirty, or while a partial copy exists).
     """
     if check:
         for i in range(n_pulled):
-            if pulled_kind[i] == TOUCH_HIT:
-                continue
-            k = pulled_ids[i]
-            others = np.uint64(dirty[k]) & ~bit_of(pulled_w[i])
-            if others != 0 or (partial[k] and dirty[k] != 0):
-                counts[2] += 1
+            if pulled_kind[i] != TOUCH_HIT:
+                counts[2] += _pull_violates(pulled_ids[i], pulled_w[i], dirty, partial)
     for i in range(n_evicted):
         _push_evicted(evicted_ids[i], evicted_w[i], dirty, partial, counts, log_k, log_w,
                       log_how, log_n)
     for i in range(n_written):
-        k = write_ids[i]
-        mask = np.uint64(write_masks[i])
-        dirty[k] = np.uint64(dirty[k]) | mask
-        partial[k] = strict and several_bits(mask)
-    if not on_demand:
-        for i in range(n_written):
-            k = write_ids[i]
-            counts[1] += popcount(dirty[k])
-            _log_holders(k, dirty[k], workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
-            dirty[k] = 0
-            partial[k] = False
-        return
-    if window == 1:
-        # The readers of iteration + 1 are exactly its writers, already known per row.
-        for i in range(n_ahead):
-            _push_for_readers(ahead_ids[i], np.uint64(ahead_masks[i]), workers, direct, dirty,
-                              partial, counts, log_k, log_w, log_how, log_n)
-        return
+        _mark_dirty(write_ids[i], write_masks[i], strict, dirty, partial)
     # A row dirtied now may be read anywhere in the window; a row dirty for longer was already
     # checked against earlier windows, so only the window's newest iteration can add a reader.
     for i in range(n_written):
@@ -97,18 +78,18 @@ def write_and_sync(
 ):  # pragma: no cover - numba
     """The writes of iteration t with the syncs they complete, in one pass over its rows.
 
-    For write-through, and on-demand sync looking one iteration ahead, whose readers of t are
-    exactly its writers: as ``write_batch`` of t, then ``sync_iteration`` of t - 1 and of t
-    (write-through: of t), but the look-ahead pushes of t - 1 and the new dirty copies of t are
-    taken row by row while the rows' records are in the CPU's cache. Per row the order is that
-    of the separate passes, and across rows nothing depends on another row; t's evictions are
-    accounted after its new dirty copies, which commutes: an evicted copy is never one its worker
-    wrote in the same iteration. ``after_first``: t > 0. ``pullers`` is per-row scratch (zero
-    on entry and return) for the check. counts_before[1] += update pushes of t - 1; counts[0] += evict pushes,
-    counts[1] += write-through pushes, counts[2] += consistency violations of t. log_before and
-    log are (ids, workers, how, length) push logs of t - 1 and t, empty arrays for none.
+    For write-through, and on-demand sync looking one iteration ahead (whose readers of t are
+    exactly its writers): what :func:`write_batch` of t and then the push accounting of t - 1
+    and of t (write-through: of t) would do, but with the look-ahead pushes of t - 1 and the new
+    dirty copies of t taken row by row while the rows' records are in the CPU's cache. Per row
+    the order is that of separate passes, and no row's pushes depend on another's; t's evictions
+    are accounted after its new dirty copies, which commutes: an evicted copy is never one its
+    worker wrote in the same iteration. ``after_first``: t > 0. ``pullers`` is per-row scratch
+    (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
+    counts[0] += evict pushes, counts[1] += write-through pushes, counts[2] += consistency
+    violations of t. log_before and log are (ids, workers, how, length) push logs of t - 1 and
+    t, with empty arrays for none.
     Returns the number of distinct rows written."""
-    optimistic = not strict
     one = writers.dtype.type(1)
     for i in range(n_touched):
         k = touched_ids[i]
@@ -123,8 +104,7 @@ def write_and_sync(
         writers[k] = 0
         if mask == 0:  # not the row's first touch: written out already
             continue
-        kept = writers.dtype.type(0) if several_bits(mask) and not optimistic else mask
-        valid[k] = kept
+        valid[k] = valid_after_write(mask, not strict)
         write_ids[n_written] = k
         write_masks[n_written] = mask
         n_written += 1
@@ -135,8 +115,7 @@ def write_and_sync(
         if check:
             counts[2] += _violations(k, pullers[k], workers, dirty, partial)
             pullers[k] = 0
-        dirty[k] = np.uint64(dirty[k]) | np.uint64(mask)
-        partial[k] = strict and several_bits(mask)
+        _mark_dirty(k, mask, strict, dirty, partial)
     for i in range(n_evicted):
         _push_evicted(evicted_ids[i], evicted_w[i], dirty, partial, counts,
                       log[0], log[1], log[2], log[3])
@@ -152,14 +131,27 @@ def write_and_sync(
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _violations(k, pullers, workers, dirty, partial):  # pragma: no cover - numba
-    """Pulls of row k (by the workers in ``pullers``) that would read it while another copy
-    is dirty, or while a partial copy exists."""
+    """Pulls of row k by the workers in ``pullers`` that break consistency."""
     found = 0
     for w in range(workers):
         if np.uint64(pullers) & bit_of(w):
-            others = np.uint64(dirty[k]) & ~bit_of(w)
-            found += others != 0 or (partial[k] and dirty[k] != 0)
+            found += _pull_violates(k, w, dirty, partial)
     return found
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pull_violates(k, w, dirty, partial):  # pragma: no cover - numba
+    """Worker w pulls row k while another copy is dirty, or while a partial copy exists."""
+    others = np.uint64(dirty[k]) & ~bit_of(w)
+    return others != 0 or (partial[k] and dirty[k] != 0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _mark_dirty(k, mask, strict, dirty, partial):  # pragma: no cover - numba
+    """The writers in ``mask`` now hold unpushed updates of row k; under strict consistency,
+    co-writers' copies are partial (each holds only its own updates)."""
+    dirty[k] = np.uint64(dirty[k]) | np.uint64(mask)
+    partial[k] = strict and several_bits(mask)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
