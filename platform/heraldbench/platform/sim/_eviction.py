@@ -19,16 +19,19 @@ PERMANENT = np.int32(1 << 30)  # use count of a row in LFUOpt's permanent store
 _SCAN_BLOCK = 64  # LRU log entries checked at a time when evicting
 
 _one = np.uint64(1)
+_M1, _M2 = np.uint64(0x5555555555555555), np.uint64(0x3333333333333333)
+_M4, _H01 = np.uint64(0x0F0F0F0F0F0F0F0F), np.uint64(0x0101010101010101)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def popcount(mask):  # pragma: no cover - numba
+    """Set bits of ``mask``, branch-free (the bit-parallel sum): worker sets are unpredictable,
+    and a loop over their bits mispredicts its exit."""
     m = np.uint64(mask)
-    c = 0
-    while m:
-        m &= m - _one
-        c += 1
-    return c
+    m = m - ((m >> np.uint64(1)) & _M1)
+    m = (m & _M2) + ((m >> np.uint64(2)) & _M2)
+    m = (m + (m >> np.uint64(4))) & _M4
+    return np.int64((m * _H01) >> np.uint64(56))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -46,14 +49,16 @@ def bit_of(w):  # pragma: no cover - numba
 # ---- eviction structures ---------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
 def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no cover
-    bit = bit_of(w)
+    bit = cached.dtype.type(1 << w)
     out = 0
     for i in range(head[w], tail[w]):
+        # Branch-free (every entry is copied, kept only if live): liveness is unpredictable, and
+        # a mispredicted branch would make each entry's row lookup wait for the one before.
         k = log_ids[w, i]
-        if (np.uint64(cached[k]) & bit) and last_use[k, w] == log_t[w, i]:
-            log_ids[w, out] = k
-            log_t[w, out] = log_t[w, i]
-            out += 1
+        t = log_t[w, i]
+        log_ids[w, out] = k
+        log_t[w, out] = t
+        out += ((cached[k] & bit) != 0) & (last_use[k, w] == t)
     head[w] = 0
     tail[w] = out
 
@@ -104,11 +109,15 @@ def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - numba
-    return (
-        (np.uint64(cached[k]) & bit_of(w)) != 0
-        and last_use[k, w] == t
-        and use_count[k, w] == (key >> 36)
-    )
+    return _lfu_entry_live(np.uint64(cached[k]) & bit_of(w), last_use[k, w], use_count[k, w], t,
+                           key)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lfu_entry_live(held, last, count, t, key):  # pragma: no cover - numba
+    """A heap entry (iteration t, key) is live while its row is held and the row's last touch and
+    use count still match it. Scalars only: see :func:`_drop`."""
+    return (held != 0) & (last == t) & (count == (key >> 36))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -124,14 +133,25 @@ def _heap_compact(w, keys, hids, hts, size, cached, last_use, use_count):  # pra
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
-          slot):  # pragma: no cover - numba
+def _drop(k, w, cached, valid, evicted_ids, evicted_w, slot):  # pragma: no cover - numba
+    """Evict worker w's copy of row k into eviction record ``slot``. No branches: an array handed
+    to an inlined helper that branches costs two atomic reference counts per call."""
     bit = bit_of(w)
     cached[k] = np.uint64(cached[k]) & ~bit
     valid[k] = np.uint64(valid[k]) & ~bit
     evicted_ids[slot] = k
     evicted_w[slot] = w
-    if pending.shape[0] > 0:  # bounded staleness: the copy's unpushed updates leave with it
+
+
+@numba.njit(cache=True, nogil=True)
+def _take_pending(first, last, evicted_ids, evicted_w, pending,
+                  evicted_pending):  # pragma: no cover - numba
+    """Bounded staleness: the unpushed updates of the copies evicted into slots first..last leave
+    with them."""
+    if pending.shape[0] == 0:
+        return
+    for slot in range(first, last):
+        k, w = evicted_ids[slot], evicted_w[slot]
         evicted_pending[slot] = pending[k, w]
         pending[k, w] = 0
 
@@ -173,12 +193,12 @@ def evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_i
                 log_head[w] = i + 1
                 _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached, last_use)
                 break  # the log may have been compacted: rescan from its new head
-            _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
-                  first_slot + done)
+            _drop(k, w, cached, valid, evicted_ids, evicted_w, first_slot + done)
             done += 1
             if done == need:
                 log_head[w] = i + 1
                 break
+    _take_pending(first_slot, first_slot + need, evicted_ids, evicted_w, pending, evicted_pending)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -219,13 +239,13 @@ def evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead, use_c
             aside_t[n_aside] = t
             n_aside += 1
             continue
-        _drop(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
-              first_slot + done)
+        _drop(k, w, cached, valid, evicted_ids, evicted_w, first_slot + done)
         done += 1
     for i in range(n_aside):
         if aside_t[i] >= 0:
             _heap_push(heap_keys, heap_ids, heap_t, heap_size, w, aside_keys[i], aside_ids[i],
                        aside_t[i])
+    _take_pending(first_slot, first_slot + need, evicted_ids, evicted_w, pending, evicted_pending)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -132,7 +132,7 @@ def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cach
         if bound < 0:
             kind = _classify_strict(k, w, cached, valid)
         else:
-            kind = _classify(k, w, bound, cached, valid, lag, pending)
+            kind = _classify_het(k, w, bound, cached, lag, pending)
         touched_kind[i] = kind
         hits += kind == TOUCH_HIT
         misses += kind == TOUCH_MISS
@@ -156,7 +156,10 @@ def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_
     misses = 0
     for i in range(first, last):
         k = touched_ids[i]
-        kind = _classify(k, w, bound, cached, valid, lag, pending)
+        if bound < 0:
+            kind = _classify_strict(k, w, cached, valid)
+        else:
+            kind = _classify_het(k, w, bound, cached, lag, pending)
         touched_kind[i] = kind
         counts[kind] += 1
         misses += kind == TOUCH_MISS
@@ -191,35 +194,35 @@ def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occur
     return n_touched
 
 
+# The classifications are arithmetic, without branches: a mispredicted branch would hold up the
+# lookups behind it, and an inlined helper that branches on arrays costs atomic reference counts.
 @numba.njit(cache=True, nogil=True, inline="always")
 def _classify_strict(k, w, cached, valid):  # pragma: no cover - numba
-    """_classify under strict consistency (no clocks), kept apart for speed."""
+    """Hit, miss pull or update pull of row k at worker w under strict consistency (stale when
+    the copy's valid bit is clear); the row is now cached there."""
     bit = cached.dtype.type(1 << w)
     mask = cached[k]
     cached[k] = mask | bit
     held = np.int8((mask & bit) != 0)
     fresh = np.int8((valid[k] & bit) != 0)
-    # branch-free: miss (not held) 1, hit (held, fresh) 0, update pull (held, outdated) 2
+    # miss (not held) 1, hit (held, fresh) 0, update pull (held, outdated) 2
     return np.int8(1) - held + np.int8(2) * held * (np.int8(1) - fresh)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _classify(k, w, bound, cached, valid, lag, pending):  # pragma: no cover - numba
-    """Hit, miss pull or update pull of row k at worker w; a pull refreshes the copy."""
-    bit = bit_of(w)
-    mask = np.uint64(cached[k])
-    if mask & bit == 0:
-        cached[k] = mask | bit
-        if bound >= 0:
-            lag[k, w] = 0
-            pending[k, w] = 0
-        return TOUCH_MISS
-    if bound < 0:
-        return TOUCH_HIT if np.uint64(valid[k]) & bit else TOUCH_UPDATE
-    if lag[k, w] > bound:
-        lag[k, w] = 0  # local unpushed updates survive the refresh (HET)
-        return TOUCH_UPDATE
-    return TOUCH_HIT
+def _classify_het(k, w, bound, cached, lag, pending):  # pragma: no cover - numba
+    """The same under HET's bounded staleness: stale when the PS clock leads the copy's by more
+    than ``bound``. A pull refreshes the copy's clock; a miss starts it with no local updates,
+    while an update pull keeps them (HET)."""
+    bit = cached.dtype.type(1 << w)
+    mask = cached[k]
+    cached[k] = mask | bit
+    held = np.int8((mask & bit) != 0)
+    lead = lag[k, w]
+    stale = np.int8(lead > bound)
+    lag[k, w] = lead * (held * (np.int8(1) - stale))
+    pending[k, w] = pending[k, w] * held
+    return np.int8(1) - held + np.int8(2) * held * stale
 
 
 @numba.njit(cache=True, nogil=True)

@@ -15,7 +15,7 @@ from heraldbench.platform.sim._kernels import TOUCH_HIT, valid_after_write
 SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its worker
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
     if log_k.shape[0] > 0:
         i = log_n[0]
@@ -52,21 +52,39 @@ def sync_iteration(
         for i in range(n_pulled):
             if pulled_kind[i] != TOUCH_HIT:
                 counts[2] += _pull_violates(pulled_ids[i], pulled_w[i], dirty, partial)
-    for i in range(n_evicted):
-        _push_evicted(evicted_ids[i], evicted_w[i], dirty, partial, counts, log_k, log_w,
-                      log_how, log_n)
+    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
+                 log_n)
     for i in range(n_written):
-        _mark_dirty(write_ids[i], write_masks[i], strict, dirty, partial)
+        k, mask = write_ids[i], write_masks[i]
+        dirty[k] = dirty[k] | mask
+        partial[k] = strict and several_bits(mask)
     # A row dirtied now may be read anywhere in the window; a row dirty for longer was already
     # checked against earlier windows, so only the window's newest iteration can add a reader.
-    for i in range(n_written):
-        k = write_ids[i]
-        _push_for_readers(k, _readers_after(k, iteration, workers, last_use), workers, direct,
-                          dirty, partial, counts, log_k, log_w, log_how, log_n)
-    for i in range(n_ahead):
-        k = ahead_ids[i]
-        _push_for_readers(k, _readers_after(k, iteration, workers, last_use), workers, direct,
-                          dirty, partial, counts, log_k, log_w, log_how, log_n)
+    _push_for_window_readers(write_ids, n_written, iteration, workers, direct, last_use, dirty,
+                             partial, counts, log_k, log_w, log_how, log_n)
+    _push_for_window_readers(ahead_ids, n_ahead, iteration, workers, direct, last_use, dirty,
+                             partial, counts, log_k, log_w, log_how, log_n)
+
+
+@numba.njit(cache=True, nogil=True)
+def _push_for_window_readers(ids, n, iteration, workers, direct, last_use, dirty, partial, counts,
+                             log_k, log_w, log_how, log_n):  # pragma: no cover - numba
+    """Rows ``ids[:n]``: push the dirty copies that the workers reading them after ``iteration``
+    (up to where the residency pass has got) need."""
+    logging = log_k.shape[0] > 0
+    for i in range(n):
+        k = ids[i]
+        readers = np.uint64(0)
+        for w in range(workers):
+            readers |= bit_of(w) if last_use[k, w] > iteration else np.uint64(0)
+        holders, part = np.uint64(dirty[k]), partial[k]
+        pushing, through_ps = _pushing_for_readers(holders, part, readers, direct)
+        counts[1] += popcount(pushing) if through_ps else 0
+        if logging:
+            _log_holders(k, pushing, workers, SENT_UPDATE if through_ps else SENT_DIRECT, log_k,
+                         log_w, log_how, log_n)
+        dirty[k] = holders & ~pushing
+        partial[k] = part and pushing == 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -90,6 +108,11 @@ def write_and_sync(
     violations of t. log_before and log are (ids, workers, how, length) push logs of t - 1 and
     t, with empty arrays for none.
     Returns the number of distinct rows written."""
+    # Per row, the loop below touches arrays only directly or under a loop-invariant test: an
+    # array handed to an inlined helper, or taken from a tuple, costs atomic reference counts.
+    before_k, before_w, before_how, before_n = log_before
+    log_k, log_w, log_how, log_n = log
+    logging_before = before_k.shape[0] > 0
     one = writers.dtype.type(1)
     for i in range(n_touched):
         k = touched_ids[i]
@@ -109,21 +132,27 @@ def write_and_sync(
         write_masks[n_written] = mask
         n_written += 1
         if on_demand and after_first:  # t's readers are its writers
-            _push_for_readers(k, np.uint64(mask), workers, direct, dirty, partial,
-                              counts_before, log_before[0], log_before[1], log_before[2],
-                              log_before[3])
+            holders = np.uint64(dirty[k])
+            pushing, through_ps = _pushing_for_readers(holders, partial[k], np.uint64(mask),
+                                                       direct)
+            counts_before[1] += popcount(pushing) if through_ps else 0
+            if logging_before:
+                _log_holders(k, pushing, workers, SENT_UPDATE if through_ps else SENT_DIRECT,
+                             before_k, before_w, before_how, before_n)
+            dirty[k] = holders & ~pushing  # (partial is set anew below)
         if check:
             counts[2] += _violations(k, pullers[k], workers, dirty, partial)
             pullers[k] = 0
-        _mark_dirty(k, mask, strict, dirty, partial)
-    for i in range(n_evicted):
-        _push_evicted(evicted_ids[i], evicted_w[i], dirty, partial, counts,
-                      log[0], log[1], log[2], log[3])
+        # the writers' copies are now dirty; under strict consistency co-writers' are partial
+        dirty[k] = dirty[k] | mask
+        partial[k] = strict and several_bits(mask)
+    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
+                 log_n)
     if not on_demand:
         for i in range(n_written):
             k = write_ids[i]
             counts[1] += popcount(dirty[k])
-            _log_holders(k, dirty[k], workers, SENT_UPDATE, log[0], log[1], log[2], log[3])
+            _log_holders(k, dirty[k], workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
             dirty[k] = 0
             partial[k] = False
     return n_written
@@ -146,61 +175,33 @@ def _pull_violates(k, w, dirty, partial):  # pragma: no cover - numba
     return others != 0 or (partial[k] and dirty[k] != 0)
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _mark_dirty(k, mask, strict, dirty, partial):  # pragma: no cover - numba
-    """The writers in ``mask`` now hold unpushed updates of row k; under strict consistency,
-    co-writers' copies are partial (each holds only its own updates)."""
-    dirty[k] = np.uint64(dirty[k]) | np.uint64(mask)
-    partial[k] = strict and several_bits(mask)
+@numba.njit(cache=True, nogil=True)
+def push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
+                 log_n):  # pragma: no cover - numba
+    """Evicted copies that are dirty are written back (evict pushes, counts[0])."""
+    logging = log_k.shape[0] > 0
+    for i in range(n_evicted):
+        k, w = evicted_ids[i], evicted_w[i]
+        bit = bit_of(w)
+        holders = np.uint64(dirty[k])
+        pushed = (holders & bit) != 0
+        counts[0] += pushed
+        if logging and pushed:
+            _log_sent(k, w, SENT_EVICT, log_k, log_w, log_how, log_n)
+        dirty[k] = holders & ~bit
+        partial[k] = partial[k] and dirty[k] != 0
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _push_evicted(k, w, dirty, partial, counts, log_k, log_w, log_how,
-                  log_n):  # pragma: no cover - numba
-    """An evicted copy that is dirty is written back (an evict push)."""
-    bit = bit_of(w)
-    if np.uint64(dirty[k]) & bit:
-        counts[0] += 1
-        _log_sent(k, w, SENT_EVICT, log_k, log_w, log_how, log_n)
-        dirty[k] = np.uint64(dirty[k]) & ~bit
-        if dirty[k] == 0:
-            partial[k] = False
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _readers_after(k, iteration, workers, last_use):  # pragma: no cover - numba
-    """Workers that read row k after ``iteration`` (up to where the residency pass has got)."""
-    readers = np.uint64(0)
-    for w in range(workers):
-        if last_use[k, w] > iteration:
-            readers |= bit_of(w)
-    return readers
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _push_for_readers(k, readers, workers, direct, dirty, partial, counts, log_k, log_w, log_how,
-                      log_n):  # pragma: no cover - numba
-    """Push the dirty copies of row k that ``readers`` need. With ``direct``, a whole (non-partial)
-    dirty copy is sent to its reader, which counts it as its pull, and the dirty state moves with
-    it: no push. Partial copies always go through the PS, which sums them."""
-    holders = np.uint64(dirty[k])
-    if holders == 0 or readers == 0:
-        return
-    if partial[k]:
-        counts[1] += popcount(holders)
-        _log_holders(k, holders, workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
-        dirty[k] = 0
-        partial[k] = False
-        return
-    # A holder pushes unless the only reader is itself: with two or more readers every holder
-    # does, with one reader every holder but that one.
-    pushing = holders if several_bits(readers) else holders & ~readers
-    if not direct:
-        counts[1] += popcount(pushing)
-    if log_k.shape[0] > 0:
-        _log_holders(k, pushing, workers, SENT_DIRECT if direct else SENT_UPDATE, log_k, log_w,
-                     log_how, log_n)
-    dirty[k] = holders & ~pushing
+def _pushing_for_readers(holders, part, readers, direct):  # pragma: no cover - numba
+    """Which dirty copies of a row (``holders``) its next ``readers`` need sent, and whether they
+    go through the PS. Partial copies (``part``) all go, to the PS, which sums them. Of whole
+    copies, a holder sends unless the only reader is itself (with two or more readers every
+    holder does); with ``direct`` it sends to its reader, which counts it as its pull, and the
+    dirty state moves with it: no push. Scalars only and no branches: see write_and_sync."""
+    whole = holders if several_bits(readers) else holders & ~readers
+    pushing = (holders if part else whole) if readers != 0 else holders ^ holders
+    return pushing, part or not direct
 
 
 @numba.njit(cache=True, nogil=True)
@@ -227,24 +228,27 @@ def bounded_staleness_sync(
     at): a push of ``held`` ticks ages every other cached copy of the row by ``held``; the
     pusher's own copy already holds those updates, so its lag is unchanged.
     """
+    logging = log_k.shape[0] > 0  # tested once: see write_and_sync
     for i in range(n_evicted):
         held = evicted_pending[i]
         if held > 0:
             counts[0] += 1
             _age_copies(evicted_ids[i], -1, held, cached, lag)
-            _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
+            if logging:
+                _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
     counts[1] += n_pushed
     for j in range(n_pushed):
         i = push_at[j]
         k = touched_ids[i]
-        _log_sent(k, touched_w[i], SENT_UPDATE, log_k, log_w, log_how, log_n)
+        if logging:
+            _log_sent(k, touched_w[i], SENT_UPDATE, log_k, log_w, log_how, log_n)
         _age_copies(k, touched_w[i], push_held[j], cached, lag)
 
 
 _LAG_MAX = np.iinfo(np.int32).max
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _age_copies(k, pusher, held, cached, lag):  # pragma: no cover - numba
     """The PS clock of row k moved ``held`` ticks ahead: every cached copy but the pusher's
     falls that far behind (saturating: a lag beyond int32 is stale under any bound that fits)."""
