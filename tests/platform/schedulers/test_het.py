@@ -113,3 +113,17 @@ def test_bound_must_fit_the_saturating_clock_lead() -> None:
     create("het", workers=2, batch_size=2, bound=2**31 - 2)
     with pytest.raises(SpecError, match="bound"):
         create("het", workers=2, batch_size=2, bound=2**31 - 1)
+
+
+@pytest.mark.parametrize(("bound", "occurrences"), [(100, 266), (126, 266), (127, 65546)])
+def test_a_lead_past_the_clock_type_still_reads_stale(bound: int, occurrences: int) -> None:
+    """Clocks are kept in the smallest integer type above the bound (int8 up to 126, then int16),
+    and a copy's lead saturates at the type's maximum. Two workers read row 0 in every sample of
+    two iterations: each pushes its ``occurrences`` updates every iteration, which puts the
+    other copy that far behind: past the type's range, where a wrapping lead would read as 10
+    and the second iteration's reads as hits."""
+    trace = InMemoryTrace.from_local_ids(np.zeros((4 * occurrences, 1), np.int64), [1])
+    sched = create("het", workers=2, batch_size=occurrences, bound=bound)
+    c = simulate(trace, sched, cache_rows=occurrences).counts  # one iteration's ids must fit
+    assert (c.miss_pull, c.update_pull, c.hits) == (2, 2, 0)
+    assert (c.update_push, c.flush_push) == (4, 0)

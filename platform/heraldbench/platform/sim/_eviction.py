@@ -171,7 +171,8 @@ def evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_i
     every cached row is protected. Passed-over entries go back to the young end of the log."""
     bit = cached.dtype.type(1 << w)
     done = 0
-    passes_left = log_tail[w] - log_head[w]
+    # ``ahead`` is empty without a replacement window: then nothing is passed over
+    passes_left = log_tail[w] - log_head[w] if ahead.shape[0] > 0 else 0
     live = np.empty(_SCAN_BLOCK, np.int64)
     while done < need:
         # Liveness of a block of entries first, branch-free, so that the lookups of the block's
@@ -220,7 +221,7 @@ def evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead, use_c
     aside_ids = np.empty(heap_size[w], np.int32)
     aside_t = np.empty(heap_size[w], np.int32)
     n_aside = 0
-    protecting = True
+    protecting = ahead.shape[0] > 0  # empty without a replacement window
     done = 0
     while done < need:
         if heap_size[w] == 0:  # only pinned or protected rows remain: give up protection

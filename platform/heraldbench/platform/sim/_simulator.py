@@ -103,9 +103,11 @@ class _Run:
         self.het = self.sync.rule is SyncRule.BOUNDED_STALENESS
         self.lag = self.sync.lag
         self.strict = consistency == "strict"
+        self.window = scheduler.replacement_window  # batches state.ahead looks ahead
         self.state = ClusterState.empty(
             self.trace.layout.total_rows, self.workers, cache_rows, self.m * self.fields,
-            self.policy, bounded_staleness=self.het,
+            self.policy, staleness_bound=self.sync.bound if self.het else None,
+            window=self.window > 0,
         )  # fmt: skip
         record_size = scheduler.global_batch * self.fields
         self.ring = [
@@ -121,7 +123,6 @@ class _Run:
             np.zeros((self.iterations, scheduler.global_batch), np.int8) if record else None
         )
         self.hot_phase = False
-        self.window = scheduler.replacement_window  # batches state.ahead looks ahead
         # Write-through, and on-demand sync one iteration ahead, push only on what the writes
         # of an iteration show, so their syncs are taken with those writes (_sync.write_and_sync).
         self.sync_with_writes = not self.het and (
@@ -264,6 +265,7 @@ class _Run:
         _sync.bounded_staleness_sync(
             rec.touched_ids, rec.touched_w, rec.push_at, rec.push_held, rec.n_pushed,
             rec.evicted_ids, rec.evicted_pending, rec.n_evicted, rec.evicted_w, s.cached, s.lag,
+            np.iinfo(s.lag.dtype).max,
             counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
         self.series[iteration, 3:5] += counts

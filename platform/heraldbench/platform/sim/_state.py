@@ -2,8 +2,9 @@
 
 Memory (R rows, W workers, K rows per cache): one record per row holding everything a lookup
 reads or writes (:func:`row_records`), rounded up to whole 64-byte lines (64 bytes up to 8
-workers; HET's per-copy clocks take it to 128); LRU log 32·W·(K + m·F) bytes; LFU's heap
-32·W·(K + m·F) and counts 4·R·W. Criteo Kaggle, 8 workers, 10% caches, LRU: 3.0 GB (HET 5.2).
+workers, HET's per-copy clocks included under a bound below 127); LRU log 32·W·(K + m·F)
+bytes; LFU's heap 32·W·(K + m·F) and counts 4·R·W. Criteo Kaggle, 8 workers, 10% caches,
+LRU: 3.0 GB, HET included.
 """
 
 from __future__ import annotations
@@ -71,8 +72,11 @@ class ClusterState:
         capacity: int,
         working_set: int,
         policy: str,
-        bounded_staleness: bool = False,
+        staleness_bound: int | None = None,
+        window: bool = False,
     ) -> ClusterState:
+        """Zeroed state; ``staleness_bound`` (HET's bound) adds per-copy clocks, ``window`` the
+        replacement window's ``ahead`` (empty without one)."""
         held = min(capacity, rows)
         # The eviction structure holds live entries (<= K + one iteration's inserts) plus stale
         # ones. Compacting scans them all, a row lookup each, so its cost per touch is about
@@ -82,9 +86,10 @@ class ClusterState:
         live = held + working_set
         slots = (4 if policy == "lru" else 2) * live + 16
         lru = policy == "lru"
-        het = bounded_staleness
+        het = staleness_bound is not None
         per_row = (rows, workers)
-        record = row_records(rows, workers, bounded_staleness=het)
+        clocks = clock_dtype(staleness_bound) if het else None
+        record = row_records(rows, workers, clocks=clocks, window=window)
         no_clocks = np.zeros((0, 0), np.int32)
         return cls(
             workers=workers,
@@ -99,7 +104,7 @@ class ClusterState:
             # cached copies and with iterations >= 0
             last_use=record["last_use"],
             seen=record["seen"],
-            ahead=record["ahead"],
+            ahead=record["ahead"] if window else np.zeros(0, np.int32),
             claims=record["claims"],
             tally=record["tally"],
             occupancy=np.zeros(workers, np.int64),
@@ -132,28 +137,41 @@ class ClusterState:
         )
 
 
-def row_records(rows: int, workers: int, bounded_staleness: bool = False) -> np.ndarray:
+def clock_dtype(bound: int) -> type[np.signedinteger]:
+    """Smallest signed integer for HET's per-copy clocks under ``bound``: a copy's lead saturates
+    at the type's maximum, which must still exceed the bound, and its held updates never do."""
+    for dtype in (np.int8, np.int16, np.int32):
+        if bound < np.iinfo(dtype).max:
+            return dtype
+    raise CapacityError(f"a staleness bound must be below 2**31 - 1, got {bound}")
+
+
+def row_records(
+    rows: int, workers: int, clocks: type[np.signedinteger] | None = None, window: bool = False
+) -> np.ndarray:
     """The per-row state of every kernel, one record per row, records aligned to cache lines.
 
     A lookup reads and writes a row's cached, valid, writers, dirty and partial bits, its
-    ``seen`` marker and its worker's ``last_use``; a replacement window adds ``ahead`` (the last
-    batch of the window to read the row); ``claims`` and ``tally`` are scratch, zero between
-    uses, for partitions and HET's occurrence counts. Kept side by side they cost one cache line
-    per lookup instead of one per array, which at Criteo scale (tens of millions of rows, most
-    far from any CPU cache) is what sets the simulator's speed; up to 8 workers they fit one
-    64-byte line. ``bounded_staleness``
-    adds HET's per-copy ``lag`` behind the PS clock and unpushed updates (``pending``): 128
-    bytes, an aligned pair of lines, which the CPU fetches about as fast as one. The kernels
-    see each field as a strided array view. Zero-filled, as every field starts.
+    ``seen`` marker and its worker's ``last_use``; ``claims`` and ``tally`` are scratch, zero
+    between uses, for partitions and HET's occurrence counts. Kept side by side they cost one
+    cache line per lookup instead of one per array, which at Criteo scale (tens of millions of
+    rows, most far from any CPU cache) is what sets the simulator's speed: up to 8 workers they
+    fit one 64-byte line. ``window`` adds ``ahead`` (the last batch of a replacement window to
+    read the row); ``clocks`` (a dtype: :func:`clock_dtype`) adds HET's per-copy ``lag`` behind
+    the PS clock and unpushed updates (``pending``), which still fit the line for 8 workers
+    and a bound below 127 (HET's default is 100), else take it to an aligned pair of lines. The
+    kernels see each field as a strided array view. Zero-filled, as every field starts.
     """
     mdt = mask_dtype(workers)
     fields = [
         ("cached", mdt), ("valid", mdt), ("dirty", mdt), ("writers", mdt), ("partial", np.bool_),
-        ("claims", mdt), ("seen", np.int32), ("last_use", np.int32, (workers,)),
-        ("tally", np.int32), ("ahead", np.int32),
+        ("claims", mdt),
     ]  # fmt: skip
-    if bounded_staleness:
-        fields += [("lag", np.int32, (workers,)), ("pending", np.int32, (workers,))]
+    if clocks is not None:  # small fields first, so that alignment wastes no bytes
+        fields += [("lag", clocks, (workers,)), ("pending", clocks, (workers,))]
+    fields += [("seen", np.int32), ("last_use", np.int32, (workers,)), ("tally", np.int32)]
+    if window:
+        fields += [("ahead", np.int32)]
     packed = np.dtype(fields, align=True)
     size = -(-packed.itemsize // _LINE) * _LINE
     dtype = np.dtype({

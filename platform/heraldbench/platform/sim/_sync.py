@@ -216,7 +216,7 @@ def count_dirty(dirty):  # pragma: no cover - numba
 @numba.njit(cache=True, nogil=True)
 def bounded_staleness_sync(
     touched_ids, touched_w, push_at, push_held, n_pushed, evicted_ids, evicted_pending,
-    n_evicted, evicted_w, cached, lag, counts, log_k, log_w, log_how, log_n,
+    n_evicted, evicted_w, cached, lag, lag_max, counts, log_k, log_w, log_how, log_n,
 ):  # pragma: no cover - numba
     """HET's pushes of one iteration (research/schedulers.md §2.4), once every worker has read.
 
@@ -233,7 +233,7 @@ def bounded_staleness_sync(
         held = evicted_pending[i]
         if held > 0:
             counts[0] += 1
-            _age_copies(evicted_ids[i], -1, held, cached, lag)
+            _age_copies(evicted_ids[i], -1, held, cached, lag, lag_max)
             if logging:
                 _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
     counts[1] += n_pushed
@@ -242,20 +242,18 @@ def bounded_staleness_sync(
         k = touched_ids[i]
         if logging:
             _log_sent(k, touched_w[i], SENT_UPDATE, log_k, log_w, log_how, log_n)
-        _age_copies(k, touched_w[i], push_held[j], cached, lag)
-
-
-_LAG_MAX = np.iinfo(np.int32).max
+        _age_copies(k, touched_w[i], push_held[j], cached, lag, lag_max)
 
 
 @numba.njit(cache=True, nogil=True)
-def _age_copies(k, pusher, held, cached, lag):  # pragma: no cover - numba
+def _age_copies(k, pusher, held, cached, lag, lag_max):  # pragma: no cover - numba
     """The PS clock of row k moved ``held`` ticks ahead: every cached copy but the pusher's
-    falls that far behind (saturating: a lag beyond int32 is stale under any bound that fits)."""
+    falls that far behind, saturating at ``lag_max``, the clocks' largest value (a lead beyond
+    it is stale under any bound their type allows: see _state.clock_dtype)."""
     holders = np.uint64(cached[k])
     for v in range(lag.shape[1]):
         if holders & bit_of(v) and v != pusher:
-            lag[k, v] = min(np.int64(lag[k, v]) + held, _LAG_MAX)
+            lag[k, v] = min(np.int64(lag[k, v]) + held, lag_max)
 
 
 @numba.njit(cache=True, nogil=True)
