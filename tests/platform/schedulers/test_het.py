@@ -108,7 +108,7 @@ def test_bad_knobs_name_the_field(knobs: dict) -> None:
 
 
 def test_bound_must_fit_the_saturating_clock_lead() -> None:
-    """Clock leads are kept in an int32 that saturates; a larger bound could not tell a
+    """Clock leads are kept in at most an int32 that saturates; a larger bound could not tell a
     saturated lead from an allowed one, so the spec refuses it and names the field."""
     create("het", workers=2, batch_size=2, bound=2**31 - 2)
     with pytest.raises(SpecError, match="bound"):

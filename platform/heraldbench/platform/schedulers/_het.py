@@ -19,8 +19,8 @@ from heraldbench.platform.schedulers._partitions import random_partition
 
 __all__ = ["HET", "HETSpec"]
 
-#: The simulator keeps each copy's clock lead in an int32 that saturates at 2**31 - 1, so any
-#: bound below that tells a saturated lead from an allowed one.
+#: The simulator keeps each copy's clock lead in the smallest integer type whose maximum exceeds
+#: the bound (int32 at most), saturating there, so that a saturated lead still reads as stale.
 _MAX_BOUND = 2**31 - 2
 
 

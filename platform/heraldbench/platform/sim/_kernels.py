@@ -12,7 +12,6 @@ import numpy as np
 
 from heraldbench.platform.sim._eviction import (
     POLICY_LRU,
-    bit_of,
     evict_lfu,
     evict_lru,
     lfu_touch,
