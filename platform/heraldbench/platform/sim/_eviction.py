@@ -109,15 +109,10 @@ def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - numba
-    return _lfu_entry_live(np.uint64(cached[k]) & bit_of(w), last_use[k, w], use_count[k, w], t,
-                           key)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _lfu_entry_live(held, last, count, t, key):  # pragma: no cover - numba
-    """A heap entry (iteration t, key) is live while its row is held and the row's last touch and
-    use count still match it. Scalars only: see :func:`_drop`."""
-    return (held != 0) & (last == t) & (count == (key >> 36))
+    """A heap entry (row k, iteration t, key) is live while the row is held and its last touch
+    and use count still match the entry."""
+    held = (np.uint64(cached[k]) & bit_of(w)) != 0
+    return held & (last_use[k, w] == t) & (use_count[k, w] == (key >> 36))
 
 
 @numba.njit(cache=True, nogil=True)

@@ -109,6 +109,7 @@ class _Run:
             self.policy, staleness_bound=self.sync.bound if self.het else None,
             window=self.window > 0,
         )  # fmt: skip
+        self.lag_max = int(np.iinfo(self.state.lag.dtype).max)  # where HET's clock leads saturate
         record_size = scheduler.global_batch * self.fields
         self.ring = [
             IterationRecords.empty(record_size, self.workers, log_sent) for _ in range(self.lag + 1)
@@ -265,8 +266,7 @@ class _Run:
         _sync.bounded_staleness_sync(
             rec.touched_ids, rec.touched_w, rec.push_at, rec.push_held, rec.n_pushed,
             rec.evicted_ids, rec.evicted_pending, rec.n_evicted, rec.evicted_w, s.cached, s.lag,
-            np.iinfo(s.lag.dtype).max,
-            counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
+            self.lag_max, counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
         self.series[iteration, 3:5] += counts
         self.series[iteration, 6] += rec.n_touched  # a version check per lookup

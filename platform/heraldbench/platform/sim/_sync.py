@@ -17,12 +17,13 @@ SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its work
 
 @numba.njit(cache=True, nogil=True)
 def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
-    if log_k.shape[0] > 0:
-        i = log_n[0]
-        log_k[i] = k
-        log_w[i] = w
-        log_how[i] = how
-        log_n[0] = i + 1
+    """Append (row, worker, how) to a push log. Callers test once per kernel whether they log
+    (``log_k`` is non-empty), not per row: see write_and_sync."""
+    i = log_n[0]
+    log_k[i] = k
+    log_w[i] = w
+    log_how[i] = how
+    log_n[0] = i + 1
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -78,11 +79,10 @@ def _push_for_window_readers(ids, n, iteration, workers, direct, last_use, dirty
         for w in range(workers):
             readers |= bit_of(w) if last_use[k, w] > iteration else np.uint64(0)
         holders, part = np.uint64(dirty[k]), partial[k]
-        pushing, through_ps = _pushing_for_readers(holders, part, readers, direct)
-        counts[1] += popcount(pushing) if through_ps else 0
+        pushing, pushes, how = _pushing_for_readers(holders, part, readers, direct)
+        counts[1] += pushes
         if logging:
-            _log_holders(k, pushing, workers, SENT_UPDATE if through_ps else SENT_DIRECT, log_k,
-                         log_w, log_how, log_n)
+            _log_holders(k, pushing, workers, how, log_k, log_w, log_how, log_n)
         dirty[k] = holders & ~pushing
         partial[k] = part and pushing == 0
 
@@ -112,7 +112,7 @@ def write_and_sync(
     # array handed to an inlined helper, or taken from a tuple, costs atomic reference counts.
     before_k, before_w, before_how, before_n = log_before
     log_k, log_w, log_how, log_n = log
-    logging_before = before_k.shape[0] > 0
+    logging_before, logging = before_k.shape[0] > 0, log_k.shape[0] > 0
     one = writers.dtype.type(1)
     for i in range(n_touched):
         k = touched_ids[i]
@@ -133,12 +133,11 @@ def write_and_sync(
         n_written += 1
         if on_demand and after_first:  # t's readers are its writers
             holders = np.uint64(dirty[k])
-            pushing, through_ps = _pushing_for_readers(holders, partial[k], np.uint64(mask),
-                                                       direct)
-            counts_before[1] += popcount(pushing) if through_ps else 0
+            pushing, pushes, how = _pushing_for_readers(holders, partial[k], np.uint64(mask),
+                                                        direct)
+            counts_before[1] += pushes
             if logging_before:
-                _log_holders(k, pushing, workers, SENT_UPDATE if through_ps else SENT_DIRECT,
-                             before_k, before_w, before_how, before_n)
+                _log_holders(k, pushing, workers, how, before_k, before_w, before_how, before_n)
             dirty[k] = holders & ~pushing  # (partial is set anew below)
         if check:
             counts[2] += _violations(k, pullers[k], workers, dirty, partial)
@@ -152,7 +151,8 @@ def write_and_sync(
         for i in range(n_written):
             k = write_ids[i]
             counts[1] += popcount(dirty[k])
-            _log_holders(k, dirty[k], workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
+            if logging:
+                _log_holders(k, dirty[k], workers, SENT_UPDATE, log_k, log_w, log_how, log_n)
             dirty[k] = 0
             partial[k] = False
     return n_written
@@ -194,14 +194,17 @@ def push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _pushing_for_readers(holders, part, readers, direct):  # pragma: no cover - numba
-    """Which dirty copies of a row (``holders``) its next ``readers`` need sent, and whether they
-    go through the PS. Partial copies (``part``) all go, to the PS, which sums them. Of whole
-    copies, a holder sends unless the only reader is itself (with two or more readers every
-    holder does); with ``direct`` it sends to its reader, which counts it as its pull, and the
-    dirty state moves with it: no push. Scalars only and no branches: see write_and_sync."""
+    """The dirty copies of a row (``holders``) that its next ``readers`` need sent, the pushes
+    that costs, and how they are logged. Partial copies (``part``) all go, to the PS, which sums
+    them. Of whole copies, a holder sends unless the only reader is itself (with two or more
+    readers every holder does); with ``direct`` it sends to its reader, which counts it as its
+    pull, and the dirty state moves with it: no push. Scalars only and no branches: see
+    write_and_sync."""
     whole = holders if several_bits(readers) else holders & ~readers
     pushing = (holders if part else whole) if readers != 0 else holders ^ holders
-    return pushing, part or not direct
+    through_ps = part or not direct
+    pushes = popcount(pushing) if through_ps else 0
+    return pushing, pushes, SENT_UPDATE if through_ps else SENT_DIRECT
 
 
 @numba.njit(cache=True, nogil=True)
