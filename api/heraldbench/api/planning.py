@@ -1,8 +1,9 @@
 """From a submitted document to the runs of an experiment, with the checks the service adds.
 
 The pipelines' :func:`~heraldbench.pipelines.grid.expand` validates every point of a (grid) spec;
-on top of it the service confines dataset paths to the configured data folders (so a spec cannot
-make a worker read ``/etc/passwd``) and refuses ``mode: train`` where no trainer is installed.
+on top of it the service confines dataset paths (and workload-profile paths) to the configured data
+folders (so a spec cannot make a worker read ``/etc/passwd``), loads each profile once to refuse a
+bad one at submission, and refuses ``mode: train`` where no trainer is installed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 from heraldbench.api.core.config import Settings
 from heraldbench.api.errors import SpecFieldError
 from heraldbench.pipelines.grid import Grid, expand
+from heraldbench.platform.data.workload import BUILTIN_PROFILES, resolve_profile
+from heraldbench.platform.exceptions import ProfileError
 
 __all__ = ["confine_path", "is_file", "normalised_spec", "plan_experiment", "trainer_available"]
 
@@ -77,14 +80,16 @@ def plan_experiment(document: Any, settings: Settings) -> Grid:
     grid = expand(document)
     confined: dict[str, Path] = {}
     for index, run in enumerate(grid.runs):
-        path = getattr(run.spec.dataset, "path", None)
+        field, path = _dataset_file(run.spec.dataset)
         if path is None:
             continue
         key = str(path)
         if key not in confined:
-            confined[key] = confine_path(path, settings, "dataset.path")
-        dataset = run.spec.dataset.model_copy(update={"path": confined[key]})
-        grid.runs[index] = _with_dataset(run, dataset)
+            confined[key] = confine_path(path, settings, f"dataset.{field}")
+            if field == "profile":
+                _check_profile(confined[key])
+        value = str(confined[key]) if field == "profile" else confined[key]
+        grid.runs[index] = _with_dataset(run, run.spec.dataset.model_copy(update={field: value}))
     if grid.runs and grid.runs[0].spec.mode == "train" and not trainer_available():
         raise SpecFieldError(
             [
@@ -97,6 +102,25 @@ def plan_experiment(document: Any, settings: Settings) -> Grid:
             ]
         )
     return grid
+
+
+def _dataset_file(dataset: Any) -> tuple[str, Any]:
+    """The dataset's file field and value: a raw or prepared path, or a profile that is not a
+    built-in name; (name, None) when it reads no file of the user's."""
+    if getattr(dataset, "kind", None) == "synthetic":
+        profile = dataset.profile
+        return "profile", None if profile in BUILTIN_PROFILES else profile
+    return "path", getattr(dataset, "path", None)
+
+
+def _check_profile(path: Path) -> None:
+    try:
+        resolve_profile(str(path))
+    except ProfileError as exc:
+        raise SpecFieldError(
+            [{"field": "dataset.profile", "value": str(path), "message": exc.reason
+              + (f" (field {exc.field})" if exc.field else "")}]  # fmt: skip
+        ) from None
 
 
 def _with_dataset(run: Any, dataset: Any) -> Any:

@@ -192,3 +192,6 @@ def comparison_table(result: ExperimentResult) -> Table:
 
 def main() -> None:
     app()
+
+
+from heraldbench.platform import calibrate_cli  # noqa: E402,F401  (registers `calibrate`)

@@ -6,7 +6,8 @@ classes below to HTTP status codes in one place (``heraldbench.api``)::
     HeraldbenchError
     ├── SpecError(ValueError)            a spec or knob is invalid            -> 422
     ├── DataError(ValueError)            a dataset cannot be read             -> 422
-    │   └── TraceFormatError             a malformed line, with file and line
+    │   ├── TraceFormatError             a malformed line, with file and line
+    │   └── ProfileError                 a bad workload profile, with file and field
     ├── UnknownNameError(KeyError)       an unknown scheduler / policy name   -> 422
     ├── NotFoundError(LookupError)       an unknown experiment, run, dataset  -> 404
     ├── CapacityError(ValueError)        a cache cannot hold what it must     -> 422
@@ -25,6 +26,7 @@ __all__ = [
     "HeraldbenchError",
     "InvariantViolation",
     "NotFoundError",
+    "ProfileError",
     "SpecError",
     "TraceFormatError",
     "UnavailableError",
@@ -57,6 +59,22 @@ class TraceFormatError(DataError):
         self.line = line
         self.reason = reason
         super().__init__(f"{self.path}:{line}: {reason}")
+
+
+class ProfileError(DataError):
+    """A workload profile file is unreadable, malformed, from a newer version or out of range.
+
+    Attributes:
+        path: the file.
+        field: the dotted path of the offending field, or None for the file as a whole.
+    """
+
+    def __init__(self, path: str | Path, field: str | None, reason: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.reason = reason
+        where = f" field {field}" if field else ""
+        super().__init__(f"profile {self.path}{where}: {reason}")
 
 
 class UnknownNameError(HeraldbenchError, KeyError):

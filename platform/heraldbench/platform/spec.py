@@ -23,6 +23,7 @@ from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec
 from heraldbench.platform.data.prepared import PreparedSpec
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import registered
 from heraldbench.platform.tuning import TuningSpec, check_tuning
@@ -41,7 +42,10 @@ __all__ = [
 ]
 
 DatasetSpec = Annotated[
-    Union[SyntheticCriteoSpec, CriteoTSVSpec, AvazuCSVSpec, MovieLensSpec, PreparedSpec],
+    Union[
+        SyntheticProfileSpec, SyntheticCriteoSpec, CriteoTSVSpec, AvazuCSVSpec, MovieLensSpec,
+        PreparedSpec,
+    ],
     Field(discriminator="kind"),
 ]
 SchedulerSpec = Annotated[
@@ -186,4 +190,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise SpecError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}")
-    return parse_spec(data)
+    spec = parse_spec(data)
+    if isinstance(spec.dataset, SyntheticProfileSpec):
+        spec.dataset.check()  # a local file: refuse a missing or bad profile before any work
+    return spec

@@ -1,0 +1,223 @@
+"""``heraldbench calibrate``: fit a workload profile to a trace, and check it (DESIGN §6)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import typer
+import yaml
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from heraldbench.platform.cli import _user_errors, app, err, out
+from heraldbench.platform.exceptions import SpecError
+
+__all__ = ["calibrate"]
+
+KINDS = ("criteo-tsv", "avazu-csv", "movielens", "prepared")
+DEFAULT_MAX_SAMPLES = 1_000_000
+
+
+@app.command()
+def calibrate(
+    path: Annotated[Path, typer.Argument(help="the trace: a raw file, or a prepared folder")],
+    kind: Annotated[str, typer.Option("--kind", help=f"its format: {', '.join(KINDS)}")],
+    out_path: Annotated[Path, typer.Option("--out", help="where to write the profile (YAML)")],
+    options: Annotated[list[str] | None, typer.Option(
+        "--option", help="a reader option KEY=VALUE (frequency_threshold=3, labelled=true, ...)"
+    )] = None,  # fmt: skip
+    max_samples: Annotated[int, typer.Option(
+        help="fit on at most this many samples, the first ones", min=1)] = DEFAULT_MAX_SAMPLES,
+    name: Annotated[str | None, typer.Option(help="the profile's name (default: the file's)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the refinement and of the check", min=0)] = 0,
+    check: Annotated[bool, typer.Option(
+        "--check", help="generate the profile at the trace's length and compare every scheduler")
+    ] = False,  # fmt: skip
+    shapes: Annotated[list[str] | None, typer.Option(
+        "--shape", help="a --check shape WORKERS:CACHE_FRACTION (default 4:0.02, 8:0.1, 16:0.2)"
+    )] = None,  # fmt: skip
+    report_dir: Annotated[Path | None, typer.Option(
+        "--report", help="write the --check tables and charts to this folder")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+) -> None:
+    """Fit a workload profile to the trace at PATH and write it to --out."""
+    from heraldbench.platform.data.workload import check as round_trip
+    from heraldbench.platform.data.workload.fit import fit_profile, read_trace
+    from heraldbench.platform.data.workload.schema import save_profile
+
+    with _user_errors():
+        dataset = _dataset(kind, path, options, max_samples)
+        parsed_shapes = _shapes(shapes) if check or shapes else ()
+        trace = dataset.open()
+        with _stages(enabled=not as_json) as stage:
+            data = read_trace(trace, max_samples, stage("reading", trace.num_samples))
+            stage("fitting", None)
+            profile = fit_profile(
+                data, name=name or _name(out_path), source=f"{path.name} ({kind})",
+                source_kind=kind, command=_command(), seed=seed,
+            )  # fmt: skip
+            written = save_profile(profile, out_path)
+            result = None
+            if check or report_dir is not None:
+                tick = stage("round trip", len(parsed_shapes or round_trip.DEFAULT_SHAPES) * 2)
+                result = round_trip.check_round_trip(
+                    data_trace(data, trace), profile, shapes=parsed_shapes or round_trip.DEFAULT_SHAPES,
+                    seed=seed, progress=tick,
+                )  # fmt: skip
+        report = _write_report(result, profile, report_dir)
+    _print(written, profile, result, report, as_json)
+
+
+def data_trace(data, trace):
+    """The samples the profile was fitted on, as a trace (the round trip's R)."""
+    from heraldbench.platform.data._trace import InMemoryTrace, SampleChunk
+
+    chunk = SampleChunk((data.ids + trace.layout.offsets).astype(np.int32), data.labels, data.dense)
+    return InMemoryTrace.from_chunk(chunk, trace.layout)
+
+
+def _dataset(kind: str, path: Path, options: list[str] | None, max_samples: int):
+    from pydantic import TypeAdapter, ValidationError
+
+    from heraldbench.platform.spec import DatasetSpec, format_validation_error
+
+    if kind not in KINDS:
+        raise SpecError(f"--kind {kind!r}: give one of {', '.join(KINDS)}")
+    knobs: dict[str, Any] = {}
+    for item in options or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SpecError(f"--option {item!r}: expected KEY=VALUE")
+        knobs[key.strip()] = yaml.safe_load(value)
+    document = {"kind": kind, "path": str(path), "max_samples": max_samples, **knobs}
+    try:
+        return TypeAdapter(DatasetSpec).validate_python(document)
+    except ValidationError as exc:
+        lines = format_validation_error(exc).replace(f"{kind}.", "")
+        raise SpecError(f"bad --option for {kind}:\n{lines}") from None
+
+
+def _shapes(texts: list[str] | None):
+    from heraldbench.platform.data.workload.check import parse_shape
+
+    try:
+        return tuple(parse_shape(t) for t in texts or ())
+    except ValueError as exc:
+        raise SpecError(f"--shape: {exc}") from None
+
+
+def _name(out_path: Path) -> str:
+    stem = "".join(c if c.isalnum() or c in "_.-" else "-" for c in out_path.stem).strip("-.")
+    return stem or "profile"
+
+
+def _command() -> str:
+    return "heraldbench " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+
+
+@contextmanager
+def _stages(enabled: bool):
+    """A progress bar per stage on a terminal (stderr); callbacks that do nothing otherwise."""
+    if not (enabled and err.is_terminal):
+        yield lambda name, total: (lambda *args: None)
+        return
+    bar = Progress(TextColumn("{task.description:<12}"), BarColumn(),
+                   TextColumn("{task.completed:,}/{task.total:,}"), TimeElapsedColumn(),
+                   console=err, transient=True)  # fmt: skip
+    with bar:
+
+        def stage(name: str, total: int | None):
+            task = bar.add_task(name, total=total)
+
+            def advance(done: Any = None, _total: Any = None) -> None:
+                if isinstance(done, int):
+                    bar.update(task, completed=done)
+                else:
+                    bar.advance(task)
+
+            return advance
+
+        yield stage
+
+
+def _write_report(result, profile, folder: Path | None) -> list[Path]:
+    if folder is None or result is None:
+        return []
+    from heraldbench.platform.data.workload.check_report import write_check_report
+
+    return write_check_report(result, profile, folder)
+
+
+def _print(written: Path, profile, result, report: list[Path], as_json: bool) -> None:
+    if as_json:
+        document = {
+            "profile": str(written), "name": profile.name,
+            "provenance": profile.provenance.model_dump(), "fit": profile.fit,
+            "check": result.to_json() if result else None, "report": [str(p) for p in report],
+        }  # fmt: skip
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return
+    out.print(_fit_table(profile))
+    out.print(_blocks_table(profile))
+    if result is not None:
+        out.print(_check_table(result))
+    out.print(f"profile: {written}")
+    if report:
+        out.print(f"report: {', '.join(str(p) for p in report)}")
+
+
+def _fit_table(profile) -> Table:
+    fit = profile.fit
+    table = Table(title=f"{profile.name}: fitted on {profile.provenance.samples_read:,} samples "
+                        f"of {profile.provenance.source}")  # fmt: skip
+    for column in ("", "real", "synthetic"):
+        table.add_column(column, justify="left" if not column else "right")
+    for key in ("distinct_rows", "top1pct_share", "rows_seen_once_fraction"):
+        table.add_row(key.replace("_", " "), f"{fit['real'][key]:,}", f"{fit['synthetic'][key]:,}")
+    curves = fit["miss_ratio_curve"]
+    for key, real in curves["real"].items():
+        table.add_row(f"LRU miss ratio, cache {float(key):.0%}", f"{real:.3f}",
+                      f"{curves['synthetic'][key]:.3f}")  # fmt: skip
+    return table
+
+
+def _blocks_table(profile) -> Table:
+    classes = profile.fit["block_classes"]
+    table = Table(title="blocks (fields that recur together): share of samples, real / synthetic")
+    for column in ("fields", "new tuple", "repeat", "head tuple", "follows roots"):
+        table.add_column(column, justify="left" if column == "fields" else "right")
+    for k, block in enumerate(profile.blocks):
+        share = {name: f"{classes['real'][name][k]:.3f} / {classes['synthetic'][name][k]:.3f}"
+                 for name in ("new", "repeat", "head")}  # fmt: skip
+        table.add_row(" ".join(block.fields), share["new"], share["repeat"], share["head"],
+                      ", ".join(f"{f:.2f}" for f in block.follow) or "-")  # fmt: skip
+    return table
+
+
+def _check_table(result) -> Table:
+    from heraldbench.platform.data.workload.check import MRC_TOLERANCE, TRAFFIC_TOLERANCE
+
+    table = Table(title=f"round trip: worst traffic difference {result.worst_traffic:.3f} "
+                        f"(±{TRAFFIC_TOLERANCE}), miss-ratio curve {result.worst_mrc:.3f} "
+                        f"(±{MRC_TOLERANCE}): {'met' if result.met else 'not met'}")  # fmt: skip
+    for column in ("shape", "scheduler", "pull real/syn", "push real/syn", "overall real/syn"):
+        table.add_column(column, justify="left" if column in ("shape", "scheduler") else "right")
+    grouped: dict[tuple, dict[str, dict]] = {}
+    for r in result.rows:
+        key = (f"W={r['workers']} m={r['batch_size']} {r['cache_fraction']:.0%}", r["scheduler"])
+        grouped.setdefault(key, {})[r["total"]] = r
+    for (shape, scheduler), totals in grouped.items():
+        cells = []
+        for total in ("pull", "push", "overall"):
+            r = totals.get(total)
+            mark = "" if r is None or abs(r["difference"]) <= TRAFFIC_TOLERANCE else " ✗"
+            cells.append("-" if r is None else f"{r['real']:.3f} / {r['synthetic']:.3f}{mark}")
+        table.add_row(shape, scheduler, *cells)
+    return table
+

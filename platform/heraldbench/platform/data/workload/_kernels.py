@@ -1,0 +1,378 @@
+"""Numba kernels of the profile-driven generator (the model is described in :mod:`.model`).
+
+Every decision is a counter-based random number: a hash of (seed key, position), so any sample can
+be computed on its own (:func:`value_at`, random access) and the sequential path
+(:func:`fill_ids`), which reads recent samples from a ring instead of recomputing them, yields
+exactly the same ids. Positions are sample indices for block decisions and new-tuple indices for
+a field's new values.
+
+Speed (DESIGN §5: generation runs on the second core and must keep up with the simulator): the
+kernels run without numba's reference counting (``_nrt=False``; they allocate nothing), draw from
+discrete laws with alias tables (one random number, no search), read growth curves through
+precomputed slopes, and keep each recent sample's head flags next to its ids in the ring, so a
+repeat checks and copies its source with one trip to memory.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numba.cpython.unsafe.numbers import leading_zeros
+
+__all__ = ["FLAG_COLUMNS", "NEW_STREAMS", "Kernels", "fill_ids", "fill_positions", "value_at"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S11, _S27, _S30, _S31, _S32 = (np.uint64(s) for s in (11, 27, 30, 31, 32))
+_LOW32 = np.uint64(0xFFFFFFFF)
+_INV53 = 1.0 / 9007199254740992.0
+_INV32 = 1.0 / 4294967296.0
+#: A repeat whose source sample is a head draw looks for another source this many times.
+RETRIES = 8
+#: Ring columns after the ids: a sample's head flags (bit k: block k drew a head tuple).
+FLAG_COLUMNS = 2
+
+# Key streams: each decision draws from its own stream (index into Kernels.keys).
+(_ROOT_COIN, _ROOT_DISTANCE, _SLOT, _HEAD_COIN, _HEAD_PICK, _REPEAT_DISTANCE, _FIELD_SLOT,
+ _OLD_COIN, _MARGINAL, _OLD_DISTANCE) = range(10)  # fmt: skip
+NEW_STREAMS = 10
+#: Root levels the packed coins serve (one hash gives the head coin and two follow coins).
+MAX_ROOTS = 2
+
+
+class Kernels(NamedTuple):
+    """The compiled profile: every array the kernels read, built once per trace.
+
+    Shapes: F fields, K blocks, L root levels, KN growth-curve knots, NB distance bins. A
+    discrete law is an alias table: ``*_prob`` and ``*_alias`` of one entry per outcome; the
+    laws of several blocks or fields share one array, cut by a ``*_start`` array.
+    """
+
+    keys: np.ndarray  # (NEW_STREAMS,) uint64
+    block_of: np.ndarray  # (F,) block of each field
+    position: np.ndarray  # (F,) the field's column within its block's head tuples
+    block_start: np.ndarray  # (K + 1,) fields of block k: block_fields[start[k]:start[k+1]]
+    block_fields: np.ndarray  # (F,)
+    block_curve: np.ndarray  # (K, KN) new tuples before sample 2**i
+    block_slope: np.ndarray  # (K, KN) new tuples per sample between knots i and i + 1
+    block_jitter: np.ndarray  # (K,) slot jitter, 1 - the curve's largest per-sample rate
+    head_share: np.ndarray  # (K,) P(head draw | not a new tuple)
+    repeat_cdf: np.ndarray  # (K, NB) repeat distance by log2 bin, cumulative
+    repeat_prob: np.ndarray  # (K, NB) the same law as an alias table
+    repeat_alias: np.ndarray  # (K, NB)
+    root_rate: np.ndarray  # (L,)
+    root_cdf: np.ndarray  # (L, NB)
+    root_prob: np.ndarray  # (L, NB)
+    root_alias: np.ndarray  # (L, NB)
+    follow: np.ndarray  # (L, K) P(block k copies root lv's source | the root has one)
+    tuple_start: np.ndarray  # (K + 1,) head tuples of block k: tuple_start[k]:tuple_start[k+1]
+    tuple_prob: np.ndarray  # (T,)
+    tuple_alias: np.ndarray  # (T,) absolute index
+    tuple_ranks: np.ndarray  # (T, max width) head rank of each field of each head tuple
+    head_rows: np.ndarray  # (F,) ranks 0..head_rows-1 are head values
+    marginal_start: np.ndarray  # (F + 1,)
+    marginal_prob: np.ndarray  # (sum head_rows,) head marginal of values in new tuples
+    marginal_alias: np.ndarray  # (sum head_rows,) absolute index
+    field_curve: np.ndarray  # (F, KN) new values before new tuple 2**i
+    field_slope: np.ndarray  # (F, KN)
+    field_jitter: np.ndarray  # (F,)
+    old_head_share: np.ndarray  # (F,) P(head value | new tuple, no new value)
+    old_cdf: np.ndarray  # (F, NB) distance of a new tuple's reused cold value
+    old_prob: np.ndarray  # (F, NB)
+    old_alias: np.ndarray  # (F, NB)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _hash(key, x):  # pragma: no cover - numba
+    z = (np.uint64(x) * _GOLDEN) ^ key
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _to_unit(r):  # pragma: no cover - numba
+    return np.float64(r >> _S11) * _INV53
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _uniform(key, x):  # pragma: no cover - numba
+    return _to_unit(_hash(key, x))
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _stream(kern, stream, salt):  # pragma: no cover - numba
+    return kern.keys[stream] ^ (np.uint64(salt) * _M2)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _octave(x):  # pragma: no cover - numba
+    """floor(log2(x)) for x >= 1."""
+    return 63 - leading_zeros(np.int64(x))
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _tau(x, octave, curve, slope):  # pragma: no cover - numba
+    """Cumulative count before position x, whose octave (floor(log2(x)), for x >= 1) is given:
+    curve[i] at x = 2**i, linear in between, 0 at x = 0."""
+    if x <= 0:
+        return 0.0
+    return curve[octave] + slope[octave] * (x - (np.int64(1) << octave))
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _slot(x, curve, slope, key, jitter):  # pragma: no cover - numba
+    """The slot k whose point, at ``k + jitter * u_k`` on the cumulative scale, falls in
+    position x's interval; -1 if none. Lossless while the count grows by at most ``1 - jitter``
+    per position: two points are then never in one interval."""
+    if x > 0:
+        octave = _octave(x)
+        a0 = _tau(x, octave, curve, slope)
+        next_octave = octave if x + 1 < np.int64(2) << octave else octave + 1
+        a1 = _tau(x + 1, next_octave, curve, slope)
+    else:
+        a0, a1 = 0.0, curve[0]
+    k = np.int64(math.floor(a0))
+    point = k + jitter * _uniform(key, k)
+    if point < a0:
+        k += 1
+        point = k + jitter * _uniform(key, k)
+    return k if point < a1 else np.int64(-1)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _alias(prob, alias, lo, hi, u):  # pragma: no cover - numba
+    """An outcome in [lo, hi) of an alias table, from a uniform u in [0, 1)."""
+    n = hi - lo
+    x = u * n
+    i = min(np.int64(x), n - 1)
+    return lo + i if x - i < prob[lo + i] else alias[lo + i]
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _distance(cdf, prob, alias, r, limit):  # pragma: no cover - numba
+    """A distance in [1, limit] from a log2-binned law, conditioned on not exceeding ``limit``
+    (a source before the trace's start does not exist); 0 when the law has no mass there."""
+    if limit < 1:
+        return np.int64(0)
+    bins = cdf.shape[0]
+    u = np.float64(r & _LOW32) * _INV32
+    b = _alias(prob, alias, 0, bins, u)
+    top = min(_octave(limit), bins - 1)
+    if b > top:  # redraw within [0, top]: the law conditioned on the distance fitting
+        mass = cdf[top]
+        if mass <= 0.0:
+            return np.int64(0)
+        b = 0
+        while b < top and cdf[b] < u * mass:
+            b += 1
+    low = np.int64(1) << b
+    width = low if b < top else limit - low + 1
+    return low + np.int64(np.float64(r >> _S32) * _INV32 * width)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _new_tuple(t, k, kern):  # pragma: no cover - numba
+    return _slot(t, kern.block_curve[k], kern.block_slope[k], _stream(kern, _SLOT, k),
+                 kern.block_jitter[k])  # fmt: skip
+
+
+_COIN_BITS = np.uint64(21)
+_COIN_MASK = np.uint64((1 << 21) - 1)
+_COIN_SCALE = 1.0 / (1 << 21)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _coin(r, which):  # pragma: no cover - numba
+    """The which-th of three 21-bit uniforms packed in the random bits r."""
+    return np.float64((r >> (_COIN_BITS * np.uint64(which))) & _COIN_MASK) * _COIN_SCALE
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _block_bits(t, k, kern):  # pragma: no cover - numba
+    """Block k's coins at t: the head coin, then one follow coin per root level (two at most)."""
+    return _hash(_stream(kern, _HEAD_COIN, k), t)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _head_coin(t, k, kern):  # pragma: no cover - numba
+    return _coin(_block_bits(t, k, kern), 0) < kern.head_share[k]
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _head_at(s, k, kern, ring, newest):  # pragma: no cover - numba
+    """Whether block k drew a head tuple at s: read from the ring's flag columns when the ring
+    holds s (``newest``: the sample being generated), else computed."""
+    if newest - s < ring.shape[0] and k < 64:
+        row = s & (ring.shape[0] - 1)
+        word = ring[row, ring.shape[1] - FLAG_COLUMNS + (k >> 5)]
+        return (np.uint32(word) >> np.uint32(k & 31)) & np.uint32(1) == np.uint32(1)
+    return _new_tuple(s, k, kern) < 0 and _head_coin(s, k, kern)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _root_sources(t, kern, roots):  # pragma: no cover - numba
+    """Each root level's source at t (-1: none) into ``roots``."""
+    for lv in range(kern.root_rate.shape[0]):
+        roots[lv] = -1
+        if _uniform(_stream(kern, _ROOT_COIN, lv), t) < kern.root_rate[lv]:
+            d = _distance(kern.root_cdf[lv], kern.root_prob[lv], kern.root_alias[lv],
+                          _hash(_stream(kern, _ROOT_DISTANCE, lv), t), t)  # fmt: skip
+            if d > 0:
+                roots[lv] = t - d
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _repeat_source(t, k, kern, roots, ring):  # pragma: no cover - numba
+    """The earlier sample block k repeats at t: a root's source it follows, else its own; -1 if
+    every candidate is a head draw (head draws are not entities and are not repeated)."""
+    bits = _block_bits(t, k, kern)
+    for lv in range(roots.shape[0]):
+        s = roots[lv]
+        if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k]:
+            if not _head_at(s, k, kern, ring, t):
+                return s
+    for attempt in range(RETRIES):
+        r = _hash(_stream(kern, _REPEAT_DISTANCE, k * RETRIES + attempt), t)
+        d = _distance(kern.repeat_cdf[k], kern.repeat_prob[k], kern.repeat_alias[k], r, t)
+        if d == 0:
+            return np.int64(-1)
+        if not _head_at(t - d, k, kern, ring, t):
+            return t - d
+    return np.int64(-1)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _old_source(t, f, k, kern, ring):  # pragma: no cover - numba
+    """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
+    for attempt in range(RETRIES):
+        r = _hash(_stream(kern, _OLD_DISTANCE, f * RETRIES + attempt), t)
+        d = _distance(kern.old_cdf[f], kern.old_prob[f], kern.old_alias[f], r, t)
+        if d == 0:
+            return np.int64(-1)
+        if not _head_at(t - d, k, kern, ring, t):
+            return t - d
+    return np.int64(-1)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _own_value(t, f, kern):  # pragma: no cover - numba
+    """Field f's value at t when nothing is copied: a head value, else its first new value."""
+    lo, hi = kern.marginal_start[f], kern.marginal_start[f + 1]
+    if hi == lo:
+        return kern.head_rows[f]
+    r = _hash(_stream(kern, _MARGINAL, f), t)
+    return _alias(kern.marginal_prob, kern.marginal_alias, lo, hi, _to_unit(r)) - lo
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _head_tuple(t, k, kern):  # pragma: no cover - numba
+    """Row of ``tuple_ranks`` drawn at t for block k, or -1 if the block has no head tuples."""
+    lo, hi = kern.tuple_start[k], kern.tuple_start[k + 1]
+    if hi == lo:
+        return np.int64(-1)
+    r = _hash(_stream(kern, _HEAD_PICK, k), t)
+    return _alias(kern.tuple_prob, kern.tuple_alias, lo, hi, _to_unit(r))
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _new_value(t, j, f, k, kern, ring):  # pragma: no cover - numba
+    """Field f of new tuple j (at sample t): (value, -1), or (-1, source) to copy."""
+    q = _slot(j, kern.field_curve[f], kern.field_slope[f], _stream(kern, _FIELD_SLOT, f),
+              kern.field_jitter[f])  # fmt: skip
+    if q >= 0:
+        return kern.head_rows[f] + q, np.int64(-1)
+    if kern.head_rows[f] > 0 and _uniform(_stream(kern, _OLD_COIN, f), t) < kern.old_head_share[f]:
+        return _own_value(t, f, kern), np.int64(-1)
+    s = _old_source(t, f, k, kern, ring)
+    if s < 0:
+        return _own_value(t, f, kern), np.int64(-1)
+    return np.int64(-1), s
+
+
+@numba.njit(cache=True, _nrt=False)
+def value_at(t, f, kern, roots, no_ring):  # pragma: no cover - numba
+    """Id (table-local row) of field f at sample t, by following copies back to their origin
+    (``roots``: scratch of one entry per root level; ``no_ring``: a ring of no rows)."""
+    k = kern.block_of[f]
+    while True:
+        j = _new_tuple(t, k, kern)
+        if j >= 0:
+            value, source = _new_value(t, j, f, k, kern, no_ring)
+            if source < 0:
+                return value
+            t = source
+            continue
+        if not _head_coin(t, k, kern):
+            _root_sources(t, kern, roots)
+            source = _repeat_source(t, k, kern, roots, no_ring)
+            if source >= 0:
+                t = source
+                continue
+        h = _head_tuple(t, k, kern)
+        return kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def fill_positions(positions, out, kern, roots, no_ring):  # pragma: no cover - numba
+    """The ids of the samples at ``positions`` (random access; see :func:`value_at`)."""
+    for i in range(positions.shape[0]):
+        for f in range(out.shape[1]):
+            out[i, f] = value_at(positions[i], f, kern, roots, no_ring)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
+    if t - source < ring.shape[0]:
+        return ring[source & (ring.shape[0] - 1), f]
+    return value_at(source, f, kern, scratch, ring[:0])
+
+
+@numba.njit(cache=True, nogil=True, _nrt=False)
+def fill_ids(start, out, ring, kern, roots, scratch):  # pragma: no cover - numba
+    """Samples [start, start + len(out)) into ``out`` (table-local ids), in order.
+
+    ``ring`` (a power of two rows of F + FLAG_COLUMNS int32) must hold the samples just before
+    ``start``, as left by the previous call; a copy from further back is computed with
+    :func:`value_at`. ``roots`` and ``scratch`` hold one entry per root level.
+    """
+    mask = ring.shape[0] - 1
+    fields = out.shape[1]
+    blocks = kern.block_start.shape[0] - 1
+    for i in range(out.shape[0]):
+        t = start + i
+        _root_sources(t, kern, roots)
+        flags = np.uint64(0)
+        for k in range(blocks):
+            lo, hi = kern.block_start[k], kern.block_start[k + 1]
+            j = _new_tuple(t, k, kern)
+            if j >= 0:
+                for p in range(lo, hi):
+                    f = kern.block_fields[p]
+                    value, source = _new_value(t, j, f, k, kern, ring)
+                    out[i, f] = value if source < 0 else _copied(t, source, f, ring, kern, scratch)
+                continue
+            source = np.int64(-1)
+            if _head_coin(t, k, kern):
+                if k < 64:
+                    flags |= np.uint64(1) << np.uint64(k)
+            else:
+                source = _repeat_source(t, k, kern, roots, ring)
+            if source >= 0:
+                for p in range(lo, hi):
+                    f = kern.block_fields[p]
+                    out[i, f] = _copied(t, source, f, ring, kern, scratch)
+                continue
+            h = _head_tuple(t, k, kern)
+            for p in range(lo, hi):
+                f = kern.block_fields[p]
+                out[i, f] = kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)
+        row = t & mask
+        for f in range(fields):
+            ring[row, f] = out[i, f]
+        ring[row, fields] = np.int32(np.uint32(flags & _LOW32))
+        ring[row, fields + 1] = np.int32(np.uint32(flags >> _S32))

@@ -1,0 +1,169 @@
+"""The round trip: a real trace R against S, its profile generated with as many samples as R.
+
+For every shape (W workers, a cache of a fraction of R's distinct rows) every registered scheduler
+runs at its defaults on R and on S; their relative pull, push and overall (naive = 1, each trace
+against its own naive) are compared. The LRU miss-ratio curves of R and S are compared at caches of
+fractions of R's distinct rows. Targets (DESIGN §5): every relative figure within
+``TRAFFIC_TOLERANCE``, the curve within ``MRC_TOLERANCE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from heraldbench.platform.data._trace import TraceSource
+from heraldbench.platform.data.workload.stats import miss_ratio_curve
+from heraldbench.platform.data.workload.trace import ProfileTrace
+from heraldbench.platform.data.workload.schema import WorkloadProfile
+
+__all__ = [
+    "DEFAULT_SHAPES",
+    "MRC_TOLERANCE",
+    "TRAFFIC_TOLERANCE",
+    "CheckResult",
+    "Shape",
+    "check_round_trip",
+    "parse_shape",
+]
+
+TRAFFIC_TOLERANCE = 0.03
+MRC_TOLERANCE = 0.02
+#: Samples per worker at most; fewer where BagPipe's replicated cache could not hold a batch.
+MAX_BATCH = 32
+
+
+@dataclass(frozen=True)
+class Shape:
+    """W workers with caches of ``cache_fraction`` of the real trace's distinct rows."""
+
+    workers: int
+    cache_fraction: float
+
+    def label(self) -> str:
+        return f"W={self.workers}, cache {self.cache_fraction:.0%}"
+
+
+DEFAULT_SHAPES = (Shape(4, 0.02), Shape(8, 0.10), Shape(16, 0.20))
+
+
+def parse_shape(text: str) -> Shape:
+    """``W:FRACTION`` (``8:0.1``) as a :class:`Shape`; ValueError names what is wrong."""
+    workers, sep, fraction = text.partition(":")
+    try:
+        shape = Shape(int(workers), float(fraction))
+    except ValueError:
+        raise ValueError(f"shape {text!r}: expected WORKERS:CACHE_FRACTION, e.g. 8:0.1") from None
+    if not sep or not 1 <= shape.workers <= 64 or not 0 < shape.cache_fraction <= 1:
+        raise ValueError(f"shape {text!r}: workers in 1..64 and a cache fraction in (0, 1]")
+    return shape
+
+
+def batch_for(cache_rows: int, workers: int, fields: int) -> int:
+    """The largest power of two up to MAX_BATCH with a global batch's ids fitting in the cache."""
+    m = MAX_BATCH
+    while m > 1 and workers * m * fields > cache_rows:
+        m //= 2
+    return m
+
+
+@dataclass
+class CheckResult:
+    """Per (shape, scheduler, total): real and synthetic relative traffic; both miss-ratio curves."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    mrc_real: dict[str, float] = field(default_factory=dict)
+    mrc_synthetic: dict[str, float] = field(default_factory=dict)
+    distinct_rows: int = 0
+    samples: int = 0
+
+    @property
+    def worst_traffic(self) -> float:
+        return max((abs(r["difference"]) for r in self.rows), default=0.0)
+
+    @property
+    def worst_mrc(self) -> float:
+        return max((abs(self.mrc_synthetic[k] - v) for k, v in self.mrc_real.items()), default=0.0)
+
+    @property
+    def met(self) -> bool:
+        return self.worst_traffic <= TRAFFIC_TOLERANCE and self.worst_mrc <= MRC_TOLERANCE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "samples": self.samples,
+            "distinct_rows": self.distinct_rows,
+            "traffic_tolerance": TRAFFIC_TOLERANCE,
+            "mrc_tolerance": MRC_TOLERANCE,
+            "worst_traffic_difference": round(self.worst_traffic, 4),
+            "worst_mrc_difference": round(self.worst_mrc, 4),
+            "met": self.met,
+            "traffic": self.rows,
+            "miss_ratio_curve": {"real": self.mrc_real, "synthetic": self.mrc_synthetic},
+        }
+
+
+def check_round_trip(
+    real: TraceSource, profile: WorkloadProfile, *, shapes: tuple[Shape, ...] = DEFAULT_SHAPES,
+    seed: int = 0, progress: Callable[[str], None] | None = None,
+) -> CheckResult:  # fmt: skip
+    """Compare ``real`` with ``profile`` generated at the same length (see the module docstring)."""
+    from heraldbench.platform.runner import fill_relative, simulate_run  # runner imports spec
+
+    real = real.materialize()
+    synthetic = ProfileTrace(profile, samples=real.num_samples, seed=seed).materialize()
+    distinct = int(len(np.unique(real.ids)))
+    result = CheckResult(samples=real.num_samples, distinct_rows=distinct)
+    result.mrc_real = _rounded(miss_ratio_curve(real.ids, distinct))
+    result.mrc_synthetic = _rounded(miss_ratio_curve(synthetic.ids, distinct))
+    for shape in shapes:
+        cache_rows = max(1, int(shape.cache_fraction * distinct))
+        batch = batch_for(cache_rows, shape.workers, real.layout.num_tables)
+        spec = _spec(shape.workers, batch, cache_rows)
+        both = {}
+        for name, trace in (("real", real), ("synthetic", synthetic)):
+            if progress:
+                progress(f"{shape.label()}: {name}")
+            runs = [simulate_run(spec, s, trace=trace) for s in spec.schedulers]
+            fill_relative(runs)
+            both[name] = {run.label: run.relative for run in runs}
+        result.rows.extend(_compare(shape, batch, cache_rows, both))
+    return result
+
+
+def _spec(workers: int, batch: int, cache_rows: int):
+    from heraldbench.platform.schedulers import registered
+    from heraldbench.platform.spec import parse_spec
+
+    return parse_spec({
+        "name": "round-trip",
+        "dataset": {"kind": "synthetic-criteo", "samples": 1},  # the traces are given
+        "cluster": {"workers": workers, "batch_size": batch},
+        "cache": {"rows": cache_rows},
+        "schedulers": [{"kind": kind} for kind in sorted(registered())],
+        "lower_bound": False,
+    })  # fmt: skip
+
+
+def _compare(shape: Shape, batch: int, cache_rows: int, both: dict) -> list[dict[str, Any]]:
+    rows = []
+    for label, real in both["real"].items():
+        synthetic = both["synthetic"][label]
+        for total in ("pull", "push", "overall"):
+            r, s = real[total], synthetic[total]
+            if r is None or s is None:
+                continue
+            rows.append({
+                "workers": shape.workers, "cache_fraction": shape.cache_fraction,
+                "batch_size": batch, "cache_rows": cache_rows, "scheduler": label,
+                "total": total, "real": round(r, 4), "synthetic": round(s, 4),
+                "difference": round(s - r, 4),
+            })  # fmt: skip
+    return rows
+
+
+def _rounded(values: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in values.items()}

@@ -1,0 +1,219 @@
+"""``heraldbench calibrate``: fit a workload profile to a trace (the model is :mod:`.model`).
+
+The trace is read once (up to ``max_samples``); its blocks, classes and roots are read off by
+:mod:`._structure`, every number of the profile is counted from them, and :mod:`.refine` then
+corrects the few numbers whose generated effect differs from their count (how many new tuples
+and new values come out, and the realized repeat distances) by simulating the profile and
+comparing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Callable
+from importlib.metadata import PackageNotFoundError, version
+
+import numpy as np
+
+from heraldbench.platform.data._trace import TraceSource
+from heraldbench.platform.data.workload import _structure as st
+from heraldbench.platform.data.workload.labels import fit_dense, fit_labels
+from heraldbench.platform.data.workload.refine import refine
+from heraldbench.platform.data.workload.schema import (
+    MAX_BINS,
+    BlockProfile,
+    FieldProfile,
+    HeadTuples,
+    Provenance,
+    RootProfile,
+    WorkloadProfile,
+)
+from heraldbench.platform.exceptions import DataError
+
+__all__ = ["TraceData", "fit_profile", "read_trace"]
+
+#: Root levels fitted: a second shared source is rare in every trace measured (docs/workloads.md).
+ROOT_LEVELS = 2
+_DIGITS = 6
+
+
+class TraceData:
+    """A trace's first samples in memory: table-local ids, labels and dense features."""
+
+    def __init__(self, trace: TraceSource, max_samples: int | None,
+                 progress: Callable[[int, int], None] | None = None) -> None:  # fmt: skip
+        limit = trace.num_samples if max_samples is None else min(max_samples, trace.num_samples)
+        parts, labels, dense, read = [], [], [], 0
+        for chunk in trace.chunks(1 << 16):
+            chunk = chunk.slice(0, min(len(chunk), limit - read))
+            parts.append(chunk.ids.astype(np.int64) - trace.layout.offsets)
+            labels.append(chunk.labels)
+            dense.append(chunk.dense)
+            read += len(chunk)
+            if progress:
+                progress(read, limit)
+            if read >= limit:
+                break
+        if not read:
+            raise DataError("the trace has no samples to fit a profile to")
+        self.ids = np.concatenate(parts)
+        self.labels = np.concatenate(labels)
+        self.dense = np.concatenate(dense)
+        self.names = list(trace.layout.names)
+        self.dense_names = [f"I{j + 1}" for j in range(self.dense.shape[1])]
+
+    @property
+    def samples(self) -> int:
+        return len(self.ids)
+
+
+def read_trace(trace: TraceSource, max_samples: int | None = None, progress=None) -> TraceData:
+    return TraceData(trace, max_samples, progress)
+
+
+def _version() -> str:
+    try:
+        return version("heraldbench")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, command: str = "",
+                seed: int = 0, rounds: int = 4) -> WorkloadProfile:  # fmt: skip
+    """The profile of ``data``, refined over ``rounds`` simulate-and-compare rounds."""
+    n = data.samples
+    head_min = max(3, math.ceil(0.001 * n))
+    blocks = st.find_blocks(data.ids)
+    structure = st.read_structure(data.ids, blocks, head_min, ROOT_LEVELS)
+    ranks = [_head_ranks(data.ids[:, f], head_min) for f in range(len(data.names))]
+    profile = WorkloadProfile(
+        name=name,
+        provenance=Provenance(
+            source=source, source_kind=source_kind, samples_read=n,
+            fitted_at=_dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
+            heraldbench_version=_version(), command=command,
+        ),  # fmt: skip
+        reference_samples=n,
+        fields=_fields(data, structure, ranks),
+        blocks=[_block(data, structure, k, ranks) for k in range(len(blocks))],
+        roots=_roots(structure),
+        dense=fit_dense(data.dense, data.dense_names),
+        labels=fit_labels(data.labels, data.dense, data.ids, data.names, blocks),
+    )
+    return refine(profile, data, structure, seed=seed, rounds=rounds)
+
+
+def _head_ranks(column: np.ndarray, head_min: int) -> dict[int, int]:
+    values, counts = np.unique(column, return_counts=True)
+    keep = counts >= head_min
+    order = np.argsort(-counts[keep], kind="stable")
+    return {int(v): r for r, v in enumerate(values[keep][order])}
+
+
+def _pmf(counts: np.ndarray) -> list[float]:
+    total = counts.sum()
+    if total <= 0:
+        return [1.0]
+    pmf = np.trim_zeros(counts / total, "b")
+    return [round(float(p), _DIGITS) for p in pmf / pmf.sum()]
+
+
+def _probabilities(values: np.ndarray) -> list[float]:
+    total = values.sum()
+    return [round(float(v), _DIGITS) for v in values / total] if total > 0 else []
+
+
+def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]) -> BlockProfile:
+    n = data.samples
+    classes = s.classes[:, k]
+    fields = s.blocks[k]
+    not_new = classes != st.NEW
+    taken = s.follows[:, :, k].any(axis=1)
+    own = (classes == st.REPEAT) & ~taken
+    head_share = float((classes[not_new] == st.HEAD).mean()) if not_new.any() else 0.0
+    follow = []
+    for level in range(s.root.shape[1]):
+        free = (classes == st.REPEAT) & ~s.follows[:, :level, k].any(axis=1) & (s.root[:, level] >= 0)
+        follow.append(round(float(s.follows[free, level, k].mean()), _DIGITS) if free.any() else 0.0)
+    heads = classes == st.HEAD
+    tuple_ids, first, counts = np.unique(s.tuples[heads, k], return_index=True, return_counts=True)
+    rows = np.flatnonzero(heads)[first]
+    order = np.argsort(-counts, kind="stable")
+    head_tuples = HeadTuples(
+        ranks=[[ranks[f][int(data.ids[rows[i], f])] for f in fields] for i in order],
+        probability=_probabilities(counts[order].astype(np.float64)),
+    )
+    return BlockProfile(
+        fields=[data.names[f] for f in fields],
+        new_tuples=[round(v, 3) for v in st.growth_knots(np.flatnonzero(classes == st.NEW), n)],
+        head_share=round(head_share if head_tuples.ranks else 0.0, _DIGITS),
+        repeat_distance=_pmf(st.log2_histogram(np.flatnonzero(own) - s.source[own, k], MAX_BINS)),
+        follow=follow,
+        head_tuples=head_tuples,
+    )
+
+
+def _roots(s: st.Structure) -> list[RootProfile]:
+    roots = []
+    for level in range(s.root.shape[1]):
+        has = s.root[:, level] >= 0
+        if not has.any():
+            break
+        distances = np.flatnonzero(has) - s.root[has, level]
+        roots.append(RootProfile(rate=round(float(has.mean()), _DIGITS),
+                                 distance=_pmf(st.log2_histogram(distances, MAX_BINS))))
+    return roots
+
+
+def _fields(data: TraceData, s: st.Structure, ranks: list[dict[int, int]]) -> list[FieldProfile]:
+    out = []
+    for k, fields in enumerate(s.blocks):
+        new_rows = np.flatnonzero(s.classes[:, k] == st.NEW)
+        for f in fields:
+            out.append((f, _field(data, f, new_rows, ranks[f])))
+    return [profile for _, profile in sorted(out, key=lambda pair: pair[0])]
+
+
+def _field(data: TraceData, f: int, new_rows: np.ndarray, ranks: dict[int, int]) -> FieldProfile:
+    column = data.ids[:, f]
+    first_seen = _first_positions(column)
+    previous = _previous_positions(column)
+    marginal = np.zeros(len(ranks))
+    new_events, cold_distances, heads = [], [], 0
+    for j, t in enumerate(new_rows):
+        value = int(column[t])
+        rank = ranks.get(value)
+        if rank is not None:
+            marginal[rank] += 1
+            heads += 1
+        elif first_seen[value] == t:
+            new_events.append(j)
+        else:
+            cold_distances.append(t - previous[t])
+    if marginal.sum() == 0 and ranks:  # never reused in a new tuple: its overall counts
+        values, counts = np.unique(column, return_counts=True)
+        for v, c in zip(values, counts, strict=True):
+            if int(v) in ranks:
+                marginal[ranks[int(v)]] = c
+    reused = heads + len(cold_distances)
+    return FieldProfile(
+        name=data.names[f],
+        head=_probabilities(marginal),
+        new_values=[round(v, 3) for v in st.growth_knots(np.asarray(new_events), max(len(new_rows), 1))],
+        old_head_share=round(heads / reused, _DIGITS) if reused else 1.0,
+        old_value_distance=_pmf(st.log2_histogram(np.asarray(cold_distances), MAX_BINS)),
+    )
+
+
+def _first_positions(column: np.ndarray) -> dict[int, int]:
+    values, first = np.unique(column, return_index=True)
+    return dict(zip(values.tolist(), first.tolist(), strict=True))
+
+
+def _previous_positions(column: np.ndarray) -> np.ndarray:
+    order = np.argsort(column, kind="stable")
+    previous = np.full(len(column), -1, np.int64)
+    same = column[order[1:]] == column[order[:-1]]
+    previous[order[1:][same]] = order[:-1][same]
+    return previous

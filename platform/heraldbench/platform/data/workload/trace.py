@@ -1,0 +1,198 @@
+"""``dataset: {kind: synthetic, profile: ...}``: a trace generated from a workload profile.
+
+Deterministic per seed, streamed in blocks with memory independent of the number of samples
+(the profile's arrays plus a ring of the last RING_SAMPLES samples), any length, and with random
+access: a sample's ids are a function of its position (:func:`._kernels.value_at`), so the
+sequential stream and :meth:`ProfileTrace.samples_at` agree exactly.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from heraldbench.platform.data._trace import (
+    ROW_ID_DTYPE,
+    DatasetSpecBase,
+    SampleChunk,
+    TableLayout,
+    TraceSource,
+)
+from heraldbench.platform.data.workload import _kernels
+from heraldbench.platform.data.workload.labels import DenseLabelModel, fill_dense_labels
+from heraldbench.platform.data.workload.model import compile_profile, table_sizes
+from heraldbench.platform.data.workload.schema import WorkloadProfile, load_profile
+from heraldbench.platform.exceptions import DataError, ProfileError
+
+__all__ = [
+    "BUILTIN_PROFILES",
+    "ProfileTrace",
+    "SyntheticProfileSpec",
+    "builtin_profile_path",
+    "resolve_profile",
+]
+
+_BUILTIN_DIR = Path(__file__).resolve().parent.parent / "profiles"
+#: Profiles shipped with heraldbench, by name.
+BUILTIN_PROFILES = ("criteo-kaggle",)
+#: Samples per generated block.
+BLOCK_SAMPLES = 1 << 16
+#: Recent samples the sequential generator keeps; copies from further back are recomputed.
+RING_SAMPLES = 1 << 20
+#: The label bias is solved on this many samples from the start (a shorter trace is a prefix).
+_BIAS_SAMPLES = 1 << 14
+
+
+def builtin_profile_path(name: str) -> Path:
+    return _BUILTIN_DIR / f"{name}.yaml"
+
+
+@functools.lru_cache(maxsize=16)
+def _load_cached(path: str, mtime_ns: int) -> WorkloadProfile:
+    return load_profile(path)
+
+
+def resolve_profile(profile: str) -> WorkloadProfile:
+    """A built-in profile by name, or a profile file by path (cached while the file is unchanged)."""
+    path = builtin_profile_path(profile) if profile in BUILTIN_PROFILES else Path(profile)
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError as exc:
+        known = ", ".join(BUILTIN_PROFILES)
+        raise ProfileError(path, None, f"does not exist (built-in profiles: {known})") from exc
+    if not path.is_file():
+        raise ProfileError(path, None, "is not a file")
+    return _load_cached(str(path), mtime)
+
+
+class SyntheticProfileSpec(DatasetSpecBase):
+    """A trace generated from a workload profile (``heraldbench calibrate`` writes them).
+
+    Attributes:
+        profile: a built-in profile name (``criteo-kaggle``) or the path of a profile file.
+        samples: samples in the trace.
+        seed: the trace is a pure function of (profile, samples, seed, scale).
+        scale: a miniature of the profile's trace: tables and growth shrink by ``scale``, and
+            sample t stands for sample t / scale of the full trace (docs/workloads.md).
+
+    Example:
+        >>> trace = SyntheticProfileSpec(profile="criteo-kaggle", samples=1000, scale=0.01).open()
+        >>> next(trace.chunks(256)).ids.shape
+        (256, 26)
+    """
+
+    kind: Literal["synthetic"] = "synthetic"
+    profile: str = Field("criteo-kaggle", min_length=1, max_length=4096)
+    samples: int = Field(gt=0, le=1 << 40, description="samples in the trace")
+    seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of everything random")
+    scale: float = Field(1.0, gt=0.0, le=1.0, description="fraction of the profile's table sizes")
+
+    @field_validator("profile")
+    @classmethod
+    def _profile_named(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("a profile path cannot hold a NUL character")
+        return value
+
+    def check(self) -> None:
+        """Load the profile now, so that a missing or bad file is refused before any work
+        (validation alone touches no file: the service confines the path first)."""
+        self.load()
+
+    def load(self) -> WorkloadProfile:
+        return resolve_profile(self.profile)
+
+    def open(self) -> ProfileTrace:
+        return ProfileTrace(self.load(), samples=self.samples, seed=self.seed, scale=self.scale,
+                            label=self.profile)  # fmt: skip
+
+
+class ProfileTrace(TraceSource):
+    """The trace of a workload profile, generated block by block on demand.
+
+    Args:
+        profile: the profile.
+        samples, seed, scale: as in :class:`SyntheticProfileSpec`.
+        label: how the spec named the profile (its built-in name or path), for reports.
+    """
+
+    random_access = True
+
+    def __init__(self, profile: WorkloadProfile, *, samples: int, seed: int = 0,
+                 scale: float = 1.0, label: str | None = None) -> None:  # fmt: skip
+        self.profile = profile
+        self.seed, self.scale, self.label = seed, scale, label or profile.name
+        names = [f.name for f in profile.fields]
+        self.layout = TableLayout(tuple(names), tuple(table_sizes(profile, samples, scale)))
+        self.num_samples = samples
+        self.num_dense = len(profile.dense)
+        self._kernels = compile_profile(profile, seed=seed, scale=scale)
+        self._offsets = self.layout.offsets
+        self._labels = DenseLabelModel(profile.dense, profile.labels, names, self._offsets, seed)
+        warmup = np.arange(min(_BIAS_SAMPLES, samples), dtype=np.int64)
+        self._labels.solve_bias(warmup, self._global_ids_at(warmup))
+
+    def _global_ids_at(self, positions: np.ndarray) -> np.ndarray:
+        local = np.empty((len(positions), self.layout.num_tables), np.int64)
+        _fill_at(positions, local, self._kernels)
+        return (local + self._offsets).astype(ROW_ID_DTYPE)
+
+    def _sample_chunk(self, positions: np.ndarray, ids: np.ndarray) -> SampleChunk:
+        n = len(positions)
+        dense = np.empty((n, self.num_dense), np.float32)
+        labels = np.empty(n, np.float32)
+        fill_dense_labels(positions, ids, dense, np.empty(n), labels, *self._labels.arrays())
+        return SampleChunk(ids, labels, dense)
+
+    def _blocks(self) -> Iterator[SampleChunk]:
+        ring = _ring(self.layout.num_tables)
+        for start in range(0, self.num_samples, BLOCK_SAMPLES):
+            stop = min(start + BLOCK_SAMPLES, self.num_samples)
+            local = np.empty((stop - start, self.layout.num_tables), np.int32)
+            _kernels.fill_ids(start, local, ring, self._kernels, *_scratch(self._kernels))
+            ids = (local + self._offsets).astype(ROW_ID_DTYPE)
+            yield self._sample_chunk(np.arange(start, stop, dtype=np.int64), ids)
+
+    def samples_at(self, positions: np.ndarray) -> SampleChunk:
+        positions = self._checked_positions(positions)
+        return self._sample_chunk(positions, self._global_ids_at(positions))
+
+    def ids_at(self, positions: np.ndarray) -> np.ndarray:
+        return self._global_ids_at(self._checked_positions(positions))
+
+    def describe(self) -> dict[str, Any]:
+        provenance = self.profile.provenance
+        return {
+            **super().describe(),
+            "kind": "synthetic",
+            "profile": self.label,
+            "profile_name": self.profile.name,
+            "profile_source": provenance.source,
+            "scale": self.scale,
+            "seed": self.seed,
+            "table_sizes": dict(zip(self.layout.names, self.layout.sizes, strict=True)),
+            "label_bias": self._labels.bias,
+        }
+
+
+def _fill_at(positions: np.ndarray, out: np.ndarray, kernels: _kernels.Kernels) -> None:
+    if len(positions) and positions.max() >= 1 << 40:
+        raise DataError(f"sample {int(positions.max())} is beyond the generator's 2**40 samples")
+    _kernels.fill_positions(positions, out, kernels, _scratch(kernels)[0], np.zeros((0, 1), np.int32))
+
+
+def _ring(fields: int) -> np.ndarray:
+    """The sequential generator's memory of recent samples: ids, then head flags."""
+    return np.zeros((RING_SAMPLES, fields + _kernels.FLAG_COLUMNS), np.int32)
+
+
+def _scratch(kernels: _kernels.Kernels) -> tuple[np.ndarray, np.ndarray]:
+    """The per-root-level scratch arrays the kernels need (they allocate nothing themselves)."""
+    levels = kernels.root_rate.shape[0]
+    return np.empty(levels, np.int64), np.empty(levels, np.int64)
+
