@@ -157,7 +157,7 @@ def _raw_spec(kind, path, threshold, max_samples, on_malformed, options):
 
     from heraldbench.platform.spec import DatasetSpec, format_validation_error
 
-    if kind in ("prepared", "synthetic-criteo"):
+    if kind in ("prepared", "synthetic", "synthetic-criteo"):
         raise SpecError(f"{kind!r} is not a raw format; give criteo-tsv, avazu-csv or movielens")
     knobs: dict[str, Any] = {}
     for item in options or []:

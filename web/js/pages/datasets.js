@@ -37,7 +37,7 @@ export function datasetsPage({ navigate, config }) {
   const el = h(
     "section",
     {},
-    pageHeader("Datasets", { subtitle: "Real traces (Criteo, Avazu, MovieLens) prepared for experiments. The synthetic Criteo-like trace needs no preparation." }),
+    pageHeader("Datasets", { subtitle: "Real traces (Criteo, Avazu, MovieLens) prepared for experiments. Synthetic traces (the criteo-kaggle workload profile, or a profile you fitted with heraldbench calibrate) need no preparation." }),
     h("div", { class: "datasets-layout" }, body, form),
   );
 
@@ -98,7 +98,7 @@ export function datasetsPage({ navigate, config }) {
       return false;
     }
     if (!list.length) {
-      replace(body, emptyState("No datasets yet", "Add one with the form; until then, use the synthetic Criteo-like trace in any preset."));
+      replace(body, emptyState("No datasets yet", "Add one with the form; until then, use the criteo-kaggle workload profile of any preset."));
       return false;
     }
     replace(

@@ -289,7 +289,7 @@ function reference(config) {
       { class: "ref-fields" },
       refField("name", "letters, digits, _ . -"),
       refField("mode", "simulate (count traffic) or train (also train a DLRM and report AUC)"),
-      refField("dataset", "{kind: synthetic-criteo, samples, scale, seed}, or criteo-tsv / avazu-csv / movielens / prepared with a path under the data folder"),
+      refField("dataset", "{kind: synthetic, profile: criteo-kaggle (or a profile file under the data folder), samples, scale, seed}, {kind: synthetic-criteo, ...} (independent fields), or criteo-tsv / avazu-csv / movielens / prepared with a path under the data folder"),
       refField("cluster", "{workers: 8, batch_size: 256} — batch_size is per worker"),
       refField("cache", "exactly one of ratio (share of rows), rows or bytes ('1.6GiB'); policy lru | lfu"),
       refField("embedding_dim", "128 — bytes = rows × dim × 4"),

@@ -31,7 +31,8 @@ MAX_RUNS = 10_000
 
 _EXAMPLE = {  # examples/small.yaml: seconds per run
     "name": "small",
-    "dataset": {"kind": "synthetic-criteo", "samples": 200000, "scale": 0.01, "seed": 1},
+    "dataset": {"kind": "synthetic", "profile": "criteo-kaggle", "samples": 200000, "scale": 0.01,
+                "seed": 1},
     "cluster": {"workers": 4, "batch_size": 128},
     "cache": {"ratio": 0.1},
     "schedulers": [{"kind": "naive"}, {"kind": "herald", "lookahead": [1, 2]}],

@@ -195,7 +195,9 @@ class InMemoryTrace(TraceSource):
                 f"ids must have shape (n, {self.layout.num_tables}), got {self.ids.shape}"
             )
         self.labels = np.ascontiguousarray(self.labels, dtype=np.float32).reshape(n)
-        self.dense = np.ascontiguousarray(self.dense, dtype=np.float32).reshape(n, -1)
+        dense = np.ascontiguousarray(self.dense, dtype=np.float32)
+        width = dense.shape[1] if dense.ndim == 2 else (dense.size // n if n else 0)
+        self.dense = dense.reshape(n, width)
         self.num_samples = n
         self.num_dense = self.dense.shape[1]
         self._check_ranges()

@@ -60,7 +60,7 @@ class Kernels(NamedTuple):
     block_curve: np.ndarray  # (K, KN) new tuples before sample 2**i
     block_slope: np.ndarray  # (K, KN) new tuples per sample between knots i and i + 1
     block_jitter: np.ndarray  # (K,) slot jitter, 1 - the curve's largest per-sample rate
-    head_share: np.ndarray  # (K,) P(head draw | not a new tuple)
+    head_share: np.ndarray  # (K,) share of samples drawing a head tuple
     repeat_cdf: np.ndarray  # (K, NB) repeat distance by log2 bin, cumulative
     repeat_prob: np.ndarray  # (K, NB) the same law as an alias table
     repeat_alias: np.ndarray  # (K, NB)
@@ -200,7 +200,10 @@ def _block_bits(t, k, kern):  # pragma: no cover - numba
 
 @numba.njit(cache=True, inline="always", _nrt=False)
 def _head_coin(t, k, kern):  # pragma: no cover - numba
-    return _coin(_block_bits(t, k, kern), 0) < kern.head_share[k]
+    """Whether block k, bringing no new tuple at t, draws a head tuple. Head tuples take a fixed
+    share of all samples, so their share of the others grows as new tuples thin out."""
+    rate = kern.block_slope[k, _octave(t)] if t > 0 else kern.block_curve[k, 0]
+    return _coin(_block_bits(t, k, kern), 0) * (1.0 - min(rate, 0.999999)) < kern.head_share[k]
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -332,8 +335,34 @@ def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
     return value_at(source, f, kern, scratch, ring[:0])
 
 
+#: Samples ahead whose first-choice sources are touched early (their ring rows are then being
+#: fetched from memory while the current sample is built).
+AHEAD = 6
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _touch_ahead(t, kern, ring, roots):  # pragma: no cover - numba
+    """Read the ring rows that sample t's repeats will most likely copy; returns a checksum so
+    that the reads are kept. Only decisions that need no ring are made (the first candidate)."""
+    mask = ring.shape[0] - 1
+    flag_column = ring.shape[1] - FLAG_COLUMNS
+    total = np.int64(0)
+    _root_sources(t, kern, roots)
+    for lv in range(roots.shape[0]):
+        if roots[lv] >= 0:
+            total += ring[roots[lv] & mask, flag_column]
+    for k in range(kern.block_start.shape[0] - 1):
+        if _new_tuple(t, k, kern) >= 0 or _head_coin(t, k, kern):
+            continue
+        r = _hash(_stream(kern, _REPEAT_DISTANCE, k * RETRIES), t)
+        d = _distance(kern.repeat_cdf[k], kern.repeat_prob[k], kern.repeat_alias[k], r, t)
+        if d > 0:
+            total += ring[(t - d) & mask, flag_column] + ring[(t - d) & mask, 0]
+    return total
+
+
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def fill_ids(start, out, ring, kern, roots, scratch):  # pragma: no cover - numba
+def fill_ids(start, out, ring, kern, roots, scratch, ahead=AHEAD):  # pragma: no cover - numba
     """Samples [start, start + len(out)) into ``out`` (table-local ids), in order.
 
     ``ring`` (a power of two rows of F + FLAG_COLUMNS int32) must hold the samples just before
@@ -343,8 +372,11 @@ def fill_ids(start, out, ring, kern, roots, scratch):  # pragma: no cover - numb
     mask = ring.shape[0] - 1
     fields = out.shape[1]
     blocks = kern.block_start.shape[0] - 1
+    checksum = np.int64(0)
     for i in range(out.shape[0]):
         t = start + i
+        if ahead > 0:
+            checksum += _touch_ahead(t + ahead, kern, ring, roots)
         _root_sources(t, kern, roots)
         flags = np.uint64(0)
         for k in range(blocks):
@@ -376,3 +408,4 @@ def fill_ids(start, out, ring, kern, roots, scratch):  # pragma: no cover - numb
             ring[row, f] = out[i, f]
         ring[row, fields] = np.int32(np.uint32(flags & _LOW32))
         ring[row, fields + 1] = np.int32(np.uint32(flags >> _S32))
+    scratch[0] = checksum

@@ -3,9 +3,9 @@
 * **Blocks**: each sample's best earlier match (the most recent sample sharing the most of its
   informative values, weighted by rarity) says which fields recur together; fields whose
   matches correlate are clustered (average linkage) into blocks.
-* **Classes**: a block's tuple at a sample is *head* (a tuple seen at least ``head_min`` times),
-  *new* (the first sample of any other tuple) or a *repeat* (whose source is the tuple's previous
-  sample).
+* **Classes**: a block's tuple at a sample is *head* (a tuple seen at least ``head_min`` times,
+  spread over the trace as draws independent of time are), *new* (the first sample of any other
+  tuple) or a *repeat* (whose source is the tuple's previous sample).
 * **Roots**: a repeat whose tuple also sits, together with another repeating block's tuple, in
   one earlier sample (the most such blocks, then the most recent) is a root repeat; up to
   ``levels`` roots per sample, each taking the blocks the previous ones left.
@@ -30,6 +30,10 @@ _INFORMATIVE_SHARE = 0.01
 _ROOT_CANDIDATES = 16
 #: Fields whose matches correlate at least 1 - CUT (average linkage) share a block.
 CUT = 0.5
+#: Time windows a head tuple must spread over (see :func:`head_tuples`).
+WINDOWS = 16
+#: ... and fill at least this share of the windows uniform draws would fill.
+SPREAD = 0.8
 
 
 @dataclass
@@ -143,13 +147,27 @@ def read_structure(ids: np.ndarray, blocks: list[list[int]], head_min: int, leve
     return Structure(blocks, tuples, classes, source, root, follows, head_min)
 
 
-def _classify(tuples: np.ndarray, head_min: int) -> tuple[np.ndarray, np.ndarray]:
+def head_tuples(tuples: np.ndarray, head_min: int) -> np.ndarray:
+    """Which tuple ids are head tuples: seen at least ``head_min`` times, and spread over time
+    like draws independent of time are (in at least half the WINDOWS windows of the trace that
+    as many uniform draws would fill); a frequent tuple seen in bursts is an entity that repeats.
+    """
     counts = np.bincount(tuples)
+    n = len(tuples)
+    window = np.arange(n) * WINDOWS // max(n, 1)
+    pairs = np.unique(tuples * WINDOWS + window)
+    occupied = np.bincount(pairs // WINDOWS, minlength=len(counts))
+    uniform = WINDOWS * (1.0 - (1.0 - 1.0 / WINDOWS) ** counts)
+    return (counts >= head_min) & (occupied >= SPREAD * uniform)
+
+
+def _classify(tuples: np.ndarray, head_min: int) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(tuples, kind="stable")
     previous = np.full(len(tuples), -1, np.int64)
     same = tuples[order[1:]] == tuples[order[:-1]]
     previous[order[1:][same]] = order[:-1][same]
-    classes = np.where(counts[tuples] >= head_min, HEAD, np.where(previous >= 0, REPEAT, NEW))
+    heads = head_tuples(tuples, head_min)
+    classes = np.where(heads[tuples], HEAD, np.where(previous >= 0, REPEAT, NEW))
     return classes.astype(np.int8), np.where(classes == REPEAT, previous, -1)
 
 

@@ -86,7 +86,7 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
     head_min = max(3, math.ceil(0.001 * n))
     blocks = st.find_blocks(data.ids)
     structure = st.read_structure(data.ids, blocks, head_min, ROOT_LEVELS)
-    ranks = [_head_ranks(data.ids[:, f], head_min) for f in range(len(data.names))]
+    ranks = _rank_spaces(data.ids, structure)
     profile = WorkloadProfile(
         name=name,
         provenance=Provenance(
@@ -104,11 +104,18 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
     return refine(profile, data, structure, seed=seed, rounds=rounds)
 
 
-def _head_ranks(column: np.ndarray, head_min: int) -> dict[int, int]:
-    values, counts = np.unique(column, return_counts=True)
-    keep = counts >= head_min
-    order = np.argsort(-counts[keep], kind="stable")
-    return {int(v): r for r, v in enumerate(values[keep][order])}
+def _rank_spaces(ids: np.ndarray, s: st.Structure) -> list[dict[int, int]]:
+    """Each field's head values, most frequent first: values that are head values on their own
+    (frequent and spread over time) and the values of its block's head tuples."""
+    ranks = []
+    block_of = {f: k for k, fields in enumerate(s.blocks) for f in fields}
+    for f in range(ids.shape[1]):
+        values, inverse, counts = np.unique(ids[:, f], return_inverse=True, return_counts=True)
+        keep = st.head_tuples(inverse.ravel(), s.head_min)
+        keep[np.unique(inverse.ravel()[s.classes[:, block_of[f]] == st.HEAD])] = True
+        order = np.argsort(-counts[keep], kind="stable")
+        ranks.append({int(v): r for r, v in enumerate(values[keep][order])})
+    return ranks
 
 
 def _pmf(counts: np.ndarray) -> list[float]:
@@ -117,6 +124,34 @@ def _pmf(counts: np.ndarray) -> list[float]:
         return [1.0]
     pmf = np.trim_zeros(counts / total, "b")
     return [round(float(p), _DIGITS) for p in pmf / pmf.sum()]
+
+
+def _distance_pmf(distances: np.ndarray, samples: int) -> list[float]:
+    """The law of a distance, corrected for the trace's finite length and continued beyond it.
+
+    A distance d can only be seen at the samples after the first d, so each log2 bin's count is
+    divided by the share of samples that can see it; bins the trace cannot see well (fewer than
+    ``2**-1.5`` of its samples) are continued with the mean growth per bin of the last four seen
+    well (kept within [0.5, 2]: 2 is a distance spread evenly over the whole past), up to
+    distances of 2**(MAX_BINS - 1). Modelling assumption: recurrence is scale-free beyond the
+    fitted length; the generator conditions the law on the history a sample has.
+    """
+    counts = st.log2_histogram(np.asarray(distances), MAX_BINS)
+    if counts.sum() <= 0:
+        return [1.0]
+    centres = 1.5 * np.exp2(np.arange(MAX_BINS))
+    visible = np.clip((samples - centres) / samples, 0.0, 1.0)
+    seen = np.flatnonzero(visible >= 2**-1.5)
+    last = int(seen.max()) if len(seen) else 0
+    corrected = np.zeros(MAX_BINS)
+    corrected[: last + 1] = counts[: last + 1] / np.maximum(visible[: last + 1], 1e-12)
+    window = [b for b in range(max(0, last - 3), last + 1) if corrected[b] > 0]
+    if len(window) >= 2:
+        growth = (corrected[window[-1]] / corrected[window[0]]) ** (1.0 / (window[-1] - window[0]))
+        growth = min(max(growth, 0.5), 2.0)
+        for b in range(last + 1, MAX_BINS):
+            corrected[b] = corrected[b - 1] * growth
+    return _pmf(corrected)
 
 
 def _probabilities(values: np.ndarray) -> list[float]:
@@ -128,10 +163,9 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
     n = data.samples
     classes = s.classes[:, k]
     fields = s.blocks[k]
-    not_new = classes != st.NEW
     taken = s.follows[:, :, k].any(axis=1)
     own = (classes == st.REPEAT) & ~taken
-    head_share = float((classes[not_new] == st.HEAD).mean()) if not_new.any() else 0.0
+    head_share = float((classes == st.HEAD).mean())
     follow = []
     for level in range(s.root.shape[1]):
         free = (classes == st.REPEAT) & ~s.follows[:, :level, k].any(axis=1) & (s.root[:, level] >= 0)
@@ -148,7 +182,7 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
         fields=[data.names[f] for f in fields],
         new_tuples=[round(v, 3) for v in st.growth_knots(np.flatnonzero(classes == st.NEW), n)],
         head_share=round(head_share if head_tuples.ranks else 0.0, _DIGITS),
-        repeat_distance=_pmf(st.log2_histogram(np.flatnonzero(own) - s.source[own, k], MAX_BINS)),
+        repeat_distance=_distance_pmf(np.flatnonzero(own) - s.source[own, k], n),
         follow=follow,
         head_tuples=head_tuples,
     )
@@ -158,11 +192,9 @@ def _roots(s: st.Structure) -> list[RootProfile]:
     roots = []
     for level in range(s.root.shape[1]):
         has = s.root[:, level] >= 0
-        if not has.any():
-            break
         distances = np.flatnonzero(has) - s.root[has, level]
         roots.append(RootProfile(rate=round(float(has.mean()), _DIGITS),
-                                 distance=_pmf(st.log2_histogram(distances, MAX_BINS))))
+                                 distance=_distance_pmf(distances, len(s.root))))
     return roots
 
 
@@ -202,7 +234,7 @@ def _field(data: TraceData, f: int, new_rows: np.ndarray, ranks: dict[int, int])
         head=_probabilities(marginal),
         new_values=[round(v, 3) for v in st.growth_knots(np.asarray(new_events), max(len(new_rows), 1))],
         old_head_share=round(heads / reused, _DIGITS) if reused else 1.0,
-        old_value_distance=_pmf(st.log2_histogram(np.asarray(cold_distances), MAX_BINS)),
+        old_value_distance=_distance_pmf(np.asarray(cold_distances), len(column)),
     )
 
 

@@ -70,9 +70,16 @@ def _interpolate(curve: np.ndarray, positions: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Sources lie at most 2**FAR_BIN - 1 samples back (the generator's ring holds them); the mass
+#: of farther bins is folded into the farthest kept one. Modelling assumption: a source that far
+#: back is beyond any cache's memory either way, so only its being far matters.
+FAR_BIN = 20
+
+
 def rescale_pmf(pmf: list[float], scale: float, bins: int = MAX_BINS) -> np.ndarray:
     """A log2-binned distance law with every distance multiplied by ``scale`` (<= 1): bin b's
-    mass moves to b + log2(scale), split between the two bins it straddles; below 1, to bin 0."""
+    mass moves to b + log2(scale), split between the two bins it straddles; below 1, to bin 0;
+    beyond FAR_BIN, to the bin below it."""
     out = np.zeros(bins)
     shift = math.log2(scale) if scale != 1.0 else 0.0
     for b, mass in enumerate(pmf):
@@ -81,7 +88,7 @@ def rescale_pmf(pmf: list[float], scale: float, bins: int = MAX_BINS) -> np.ndar
         upper_share = position - low
         for target, share in ((low, 1.0 - upper_share), (low + 1, upper_share)):
             if share > 0:
-                out[min(max(target, 0), bins - 1)] += mass * share
+                out[min(max(target, 0), FAR_BIN - 1)] += mass * share
     return out
 
 

@@ -2,10 +2,10 @@
 
 Some numbers act on the trace through the generator's other decisions: a slot that falls on a
 sample some root already fills brings no new tuple, a repeat lands closer than drawn when the
-tuple recurred in between, a new value reused often looks like a head value. Each round
-generates the profile at the fitted length, reads it with the same :mod:`._structure` code as
-the real trace, and scales three sets of numbers by real / generated: every block's new tuples,
-every field's new values, and every bin of every block's repeat distance. The fit figures
+tuple recurred in between, a tuple repeated often looks like a head tuple. Each round generates
+the profile at the fitted length, reads it with the same :mod:`._structure` code as the real
+trace, and scales four sets of numbers by real / generated: every block's new tuples and head
+share, every field's new values, and every bin of every block's repeat distance. The fit figures
 (:func:`fit_figures`) are measured on the last round's trace.
 """
 
@@ -37,6 +37,7 @@ def generate_ids(profile: WorkloadProfile, samples: int, seed: int) -> np.ndarra
 class _Targets:
     def __init__(self, ids: np.ndarray, structure: st.Structure) -> None:
         self.new = _new_tuples(structure)
+        self.head = (structure.classes == st.HEAD).mean(axis=0)
         self.new_values = _cold_values(ids, structure.head_min)
         self.repeats = _repeat_histograms(structure)
 
@@ -81,10 +82,12 @@ def _ratio(want: np.ndarray, got: np.ndarray) -> np.ndarray:
 
 def _corrected(profile: WorkloadProfile, target: _Targets, got: _Targets) -> WorkloadProfile:
     new_ratio = _ratio(target.new, got.new)
+    head_ratio = _ratio(target.head, got.head)
     value_ratio = _ratio(target.new_values, got.new_values)
     blocks = []
     for k, block in enumerate(profile.blocks):
-        update = {"new_tuples": _scaled_curve(block.new_tuples, new_ratio[k])}
+        update = {"new_tuples": _scaled_curve(block.new_tuples, new_ratio[k]),
+                  "head_share": round(min(block.head_share * head_ratio[k], 1.0), 6)}  # fmt: skip
         if target.repeats[k].sum() > 0 and got.repeats[k].sum() > 0:
             update["repeat_distance"] = _reweighted(block.repeat_distance, target.repeats[k],
                                                     got.repeats[k])  # fmt: skip

@@ -65,7 +65,7 @@ def _check_pmf(values: list[float]) -> list[float]:
     total = sum(values)
     if abs(total - 1.0) > _PMF_TOLERANCE:
         raise ValueError(f"probabilities must sum to 1, got {total:.6g}")
-    return [v / total for v in values]
+    return values  # the kernels normalise; a file's numbers are kept as written
 
 
 def _check_curve(values: list[float]) -> list[float]:
@@ -133,7 +133,7 @@ class HeadTuples(_Strict):
                 f"{len(self.ranks)} tuples but {len(self.probability)} probabilities"
             )
         if self.probability:
-            object.__setattr__(self, "probability", _check_pmf(list(self.probability)))
+            _check_pmf(list(self.probability))
         return self
 
 
@@ -142,8 +142,9 @@ class BlockProfile(_Strict):
 
     Attributes:
         new_tuples: cumulative new tuples by sample 2**i.
-        head_share: a sample that does not bring a new tuple draws a head tuple with this
-            probability, else repeats an earlier sample's tuple.
+        head_share: the share of samples that draw a head tuple (a fixed share, whatever the
+            trace's length); the samples that bring no new tuple and draw no head tuple repeat
+            an earlier sample's tuple.
         repeat_distance: how far back a repeat's own source lies (log2 bins of samples).
         follow: per root level, the probability that a repeat takes that root's source.
     """
@@ -286,7 +287,7 @@ def save_profile(profile: WorkloadProfile, path: str | Path) -> Path:
     """Write ``profile`` as YAML, atomically: a failure leaves no partial file behind."""
     path = Path(path)
     document = profile.model_dump(mode="json")
-    text = yaml.safe_dump(document, sort_keys=False, width=100)
+    text = yaml.safe_dump(document, sort_keys=False, width=100, default_flow_style=None)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -25,7 +25,7 @@ from heraldbench.platform.data._trace import (
 )
 from heraldbench.platform.data.workload import _kernels
 from heraldbench.platform.data.workload.labels import DenseLabelModel, fill_dense_labels
-from heraldbench.platform.data.workload.model import compile_profile, table_sizes
+from heraldbench.platform.data.workload.model import FAR_BIN, compile_profile, table_sizes
 from heraldbench.platform.data.workload.schema import WorkloadProfile, load_profile
 from heraldbench.platform.exceptions import DataError, ProfileError
 
@@ -42,8 +42,9 @@ _BUILTIN_DIR = Path(__file__).resolve().parent.parent / "profiles"
 BUILTIN_PROFILES = ("criteo-kaggle",)
 #: Samples per generated block.
 BLOCK_SAMPLES = 1 << 16
-#: Recent samples the sequential generator keeps; copies from further back are recomputed.
-RING_SAMPLES = 1 << 20
+#: Recent samples the sequential generator keeps: every source lies within them
+#: (model.FAR_BIN); a smaller ring (tests) recomputes the copies from further back.
+RING_SAMPLES = 1 << FAR_BIN
 #: The label bias is solved on this many samples from the start (a shorter trace is a prefix).
 _BIAS_SAMPLES = 1 << 14
 

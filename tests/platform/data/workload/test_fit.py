@@ -1,0 +1,77 @@
+"""calibrate recovers a planted structure, and the round trip on it meets its targets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heraldbench.platform.data.workload import ProfileTrace
+from heraldbench.platform.data.workload.check import Shape, check_round_trip
+from heraldbench.platform.data.workload.fit import fit_profile, read_trace
+from heraldbench.platform.data.workload.model import extend_curve
+from heraldbench.platform.exceptions import DataError
+from heraldbench.platform.data._trace import InMemoryTrace
+from tests.platform.data.workload.planted import BLOCKS, SAMPLES, planted_profile
+
+
+@pytest.fixture(scope="module")
+def planted_trace():
+    return ProfileTrace(planted_profile(), samples=SAMPLES, seed=11).materialize()
+
+
+@pytest.fixture(scope="module")
+def fitted(planted_trace):
+    data = read_trace(planted_trace)
+    return fit_profile(data, name="refit", source="planted", source_kind="planted", seed=1)
+
+
+def test_blocks_are_recovered(fitted) -> None:
+    assert sorted(sorted(b.fields) for b in fitted.blocks) == sorted(sorted(b) for b in BLOCKS)
+
+
+def _at(curve, x):
+    return float(np.interp(np.log2(max(x, 1)), np.arange(48), extend_curve(curve)))
+
+
+def test_growth_shares_and_labels_are_recovered(fitted, planted_trace) -> None:
+    local = planted_trace.ids - planted_trace.layout.offsets
+    for block in fitted.blocks:
+        key = " ".join(sorted(block.fields, key=lambda f: [x for b in BLOCKS for x in b].index(f)))
+        tuples = _at(block.new_tuples, SAMPLES)
+        for name in block.fields:
+            field = fitted.field(name)
+            implied = len(field.head) + _at(field.new_values, tuples)
+            distinct = len(np.unique(local[:, planted_trace.layout.names.index(name)]))
+            assert implied == pytest.approx(distinct, rel=0.1, abs=3), name
+    classes = fitted.fit["block_classes"]
+    for name in ("head", "new", "repeat"):
+        real, synthetic = np.array(classes["real"][name]), np.array(classes["synthetic"][name])
+        assert np.abs(real - synthetic).max() <= 0.04, name
+    assert fitted.roots[0].rate > 0.01  # several blocks repeat the same sample together
+    assert fitted.labels.click_rate == pytest.approx(0.25, abs=0.03)
+    assert fitted.dense[0].quantiles[32] == pytest.approx(1.0, abs=0.1)  # planted median 1.0
+    assert fitted.provenance.samples_read == SAMPLES
+
+
+def test_fit_figures_compare_real_and_generated(fitted) -> None:
+    real, synthetic = fitted.fit["real"], fitted.fit["synthetic"]
+    assert synthetic["distinct_rows"] == pytest.approx(real["distinct_rows"], rel=0.05)
+    curves = fitted.fit["miss_ratio_curve"]
+    for key, value in curves["real"].items():
+        assert abs(curves["synthetic"][key] - value) <= 0.02, key
+
+
+def test_round_trip_on_the_planted_trace(fitted, planted_trace) -> None:
+    """Every scheduler's relative traffic within 0.04 (docs/workloads.md has the real traces'
+    figures against the ±0.03 target) and the miss-ratio curve within its ±0.02 target."""
+    result = check_round_trip(planted_trace, fitted, shapes=(Shape(4, 0.05), Shape(8, 0.2)), seed=5)
+    assert {r["scheduler"] for r in result.rows} >= {"naive", "herald", "het", "fae", "bagpipe"}
+    assert result.worst_mrc <= 0.02
+    worst = sorted(result.rows, key=lambda r: -abs(r["difference"]))[:3]
+    assert result.worst_traffic <= 0.04, worst
+
+
+def test_an_empty_trace_is_refused() -> None:
+    empty = InMemoryTrace.from_local_ids(np.zeros((0, 2), np.int64), [3, 3])
+    with pytest.raises(DataError, match="no samples"):
+        read_trace(empty)

@@ -1,0 +1,81 @@
+"""Traces generated from a profile: deterministic, chunk-independent, randomly accessible."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heraldbench.platform.data.workload import ProfileTrace, save_profile
+from heraldbench.platform.data.workload import trace as trace_module
+from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
+from tests.platform.data.workload.planted import SAMPLES, planted_profile
+
+
+def _trace(samples=SAMPLES, seed=0, scale=1.0):
+    return ProfileTrace(planted_profile(), samples=samples, seed=seed, scale=scale)
+
+
+def test_same_seed_same_trace_other_seed_other_trace() -> None:
+    a, b, c = _trace(seed=1).materialize(), _trace(seed=1).materialize(), _trace(seed=2).materialize()
+    assert np.array_equal(a.ids, b.ids) and np.array_equal(a.labels, b.labels)
+    assert np.array_equal(a.dense, b.dense)
+    assert (a.ids != c.ids).mean() > 0.3
+
+
+@pytest.mark.parametrize("chunk", [1, 97, 4096, SAMPLES])
+def test_chunked_generation_equals_one_shot(chunk: int) -> None:
+    whole = _trace().materialize()
+    parts = list(_trace().chunks(chunk))
+    assert np.array_equal(np.concatenate([p.ids for p in parts]), whole.ids)
+    assert np.array_equal(np.concatenate([p.labels for p in parts]), whole.labels)
+
+
+def test_random_access_equals_the_stream(monkeypatch) -> None:
+    # A ring of 64 samples makes the stream recompute most copies from their origin too.
+    monkeypatch.setattr(trace_module, "RING_SAMPLES", 64)
+    whole = _trace().materialize()
+    positions = np.random.default_rng(0).integers(0, SAMPLES, 2000)
+    picked = _trace().samples_at(positions)
+    assert np.array_equal(picked.ids, whole.ids[positions])
+    assert np.array_equal(picked.labels, whole.labels[positions])
+    assert np.array_equal(_trace().ids_at(positions), whole.ids[positions])
+
+
+def test_ids_fit_the_layout_and_blocks_recur_together() -> None:
+    trace = _trace().materialize()
+    local = trace.ids - trace.layout.offsets
+    assert (local >= 0).all() and (local < np.asarray(trace.layout.sizes)).all()
+    users = local[:, :3]
+    _, first = np.unique(users, axis=0, return_index=True)
+    repeated_tuples = 1 - len(first) / len(users)
+    assert repeated_tuples > 0.5  # head tuples and repeats: whole tuples recur
+    assert abs(trace.labels.mean() - 0.25) < 0.03
+
+
+def test_any_length_streams_with_memory_independent_of_length() -> None:
+    long = _trace(samples=300_000)
+    assert long.layout.total_rows > _trace().layout.total_rows  # tables keep growing
+    seen = 0
+    for chunk in long.chunks(1 << 16):
+        seen += len(chunk)
+    assert seen == 300_000
+
+
+def test_scale_makes_a_miniature() -> None:
+    """At scale s, s * L samples stand for L samples: tables end s times as large."""
+    heads = sum(len(f.head) for f in planted_profile().fields)
+    full, small = _trace(samples=200_000), _trace(samples=20_000, scale=0.1)
+    ratio = (small.layout.total_rows - heads) / (full.layout.total_rows - heads)
+    assert ratio == pytest.approx(0.1, rel=0.1)
+    ids = small.materialize().ids - small.layout.offsets
+    assert (ids < np.asarray(small.layout.sizes)).all()
+
+
+def test_spec_opens_a_profile_file_and_refuses_a_missing_one(tmp_path) -> None:
+    path = save_profile(planted_profile(), tmp_path / "p.yaml")
+    spec = SyntheticProfileSpec(profile=str(path), samples=1000, seed=3)
+    assert spec.open().layout.names == ("U1", "U2", "U3", "P1", "P2", "X", "Y")
+    from heraldbench.platform.exceptions import ProfileError
+
+    with pytest.raises(ProfileError, match="does not exist"):
+        SyntheticProfileSpec(profile=str(tmp_path / "nope.yaml"), samples=10).check()
