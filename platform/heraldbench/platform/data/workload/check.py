@@ -27,6 +27,7 @@ __all__ = [
     "CheckResult",
     "Shape",
     "check_round_trip",
+    "compare_traces",
     "parse_shape",
 ]
 
@@ -111,10 +112,19 @@ def check_round_trip(
     seed: int = 0, progress: Callable[[str], None] | None = None,
 ) -> CheckResult:  # fmt: skip
     """Compare ``real`` with ``profile`` generated at the same length (see the module docstring)."""
+    synthetic = ProfileTrace(profile, samples=real.num_samples, seed=seed)
+    return compare_traces(real, synthetic, shapes=shapes, progress=progress)
+
+
+def compare_traces(
+    real: TraceSource, synthetic: TraceSource, *, shapes: tuple[Shape, ...] = DEFAULT_SHAPES,
+    progress: Callable[[str], None] | None = None,
+) -> CheckResult:  # fmt: skip
+    """Every scheduler's relative traffic and the miss-ratio curve of ``synthetic`` against
+    ``real``, with caches sized on ``real``'s distinct rows."""
     from heraldbench.platform.runner import fill_relative, simulate_run  # runner imports spec
 
-    real = real.materialize()
-    synthetic = ProfileTrace(profile, samples=real.num_samples, seed=seed).materialize()
+    real, synthetic = real.materialize(), synthetic.materialize()
     distinct = int(len(np.unique(real.ids)))
     result = CheckResult(samples=real.num_samples, distinct_rows=distinct)
     result.mrc_real = _rounded(miss_ratio_curve(real.ids, distinct))

@@ -9,6 +9,7 @@ sequential stream and :meth:`ProfileTrace.samples_at` agree exactly.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -79,7 +80,9 @@ class SyntheticProfileSpec(DatasetSpecBase):
         samples: samples in the trace.
         seed: the trace is a pure function of (profile, samples, seed, scale).
         scale: a miniature of the profile's trace: tables and growth shrink by ``scale``, and
-            sample t stands for sample t / scale of the full trace (docs/workloads.md).
+            sample t stands for sample t / scale of the full trace (docs/workloads.md). Tables
+            hold the rows of ``scale`` times the profile's reference length (more if the trace
+            is longer), as ``synthetic-criteo``'s hold ``scale`` times Kaggle's.
 
     Example:
         >>> trace = SyntheticProfileSpec(profile="criteo-kaggle", samples=1000, scale=0.01).open()
@@ -129,7 +132,10 @@ class ProfileTrace(TraceSource):
         self.profile = profile
         self.seed, self.scale, self.label = seed, scale, label or profile.name
         names = [f.name for f in profile.fields]
-        self.layout = TableLayout(tuple(names), tuple(table_sizes(profile, samples, scale)))
+        # Tables hold every row of the profile's (scaled) reference length, as a dataset's tables
+        # hold every row of the file, so a cache ratio means the same for a short trace.
+        horizon = max(samples, math.ceil(scale * profile.reference_samples))
+        self.layout = TableLayout(tuple(names), tuple(table_sizes(profile, horizon, scale)))
         self.num_samples = samples
         self.num_dense = len(profile.dense)
         self._kernels = compile_profile(profile, seed=seed, scale=scale)
