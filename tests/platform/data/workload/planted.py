@@ -63,7 +63,7 @@ def planted_profile(name: str = "planted") -> WorkloadProfile:
         BlockProfile(
             fields=fields_, new_tuples=_linear(NEW_RATE[" ".join(fields_)]),
             head_share=HEAD_SHARE[" ".join(fields_)],
-            repeat_distance=_pmf({2: 1, 5: 2, 8: 3, 11: 2}), follow=follow[" ".join(fields_)],
+            repeat_distance=_pmf({1: 1, 3: 2, 5: 3, 7: 2}), follow=follow[" ".join(fields_)],
             head_tuples=head_tuples[" ".join(fields_)],
         )  # fmt: skip
         for fields_ in BLOCKS

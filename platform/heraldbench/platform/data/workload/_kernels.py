@@ -16,13 +16,13 @@ repeat checks and copies its source with one trip to memory.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
-
 import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
 
-__all__ = ["FLAG_COLUMNS", "NEW_STREAMS", "Kernels", "fill_ids", "fill_positions", "value_at"]
+from heraldbench.platform.data.workload._prefetch import prefetch
+
+__all__ = ["FLAG_COLUMNS", "NEW_STREAMS", "fill_ids", "fill_positions", "plan_shape", "value_at"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -42,48 +42,6 @@ FLAG_COLUMNS = 2
 NEW_STREAMS = 10
 #: Root levels the packed coins serve (one hash gives the head coin and two follow coins).
 MAX_ROOTS = 2
-
-
-class Kernels(NamedTuple):
-    """The compiled profile: every array the kernels read, built once per trace.
-
-    Shapes: F fields, K blocks, L root levels, KN growth-curve knots, NB distance bins. A
-    discrete law is an alias table: ``*_prob`` and ``*_alias`` of one entry per outcome; the
-    laws of several blocks or fields share one array, cut by a ``*_start`` array.
-    """
-
-    keys: np.ndarray  # (NEW_STREAMS,) uint64
-    block_of: np.ndarray  # (F,) block of each field
-    position: np.ndarray  # (F,) the field's column within its block's head tuples
-    block_start: np.ndarray  # (K + 1,) fields of block k: block_fields[start[k]:start[k+1]]
-    block_fields: np.ndarray  # (F,)
-    block_curve: np.ndarray  # (K, KN) new tuples before sample 2**i
-    block_slope: np.ndarray  # (K, KN) new tuples per sample between knots i and i + 1
-    block_jitter: np.ndarray  # (K,) slot jitter, 1 - the curve's largest per-sample rate
-    head_share: np.ndarray  # (K,) share of samples drawing a head tuple
-    repeat_cdf: np.ndarray  # (K, NB) repeat distance by log2 bin, cumulative
-    repeat_prob: np.ndarray  # (K, NB) the same law as an alias table
-    repeat_alias: np.ndarray  # (K, NB)
-    root_rate: np.ndarray  # (L,)
-    root_cdf: np.ndarray  # (L, NB)
-    root_prob: np.ndarray  # (L, NB)
-    root_alias: np.ndarray  # (L, NB)
-    follow: np.ndarray  # (L, K) P(block k copies root lv's source | the root has one)
-    tuple_start: np.ndarray  # (K + 1,) head tuples of block k: tuple_start[k]:tuple_start[k+1]
-    tuple_prob: np.ndarray  # (T,)
-    tuple_alias: np.ndarray  # (T,) absolute index
-    tuple_ranks: np.ndarray  # (T, max width) head rank of each field of each head tuple
-    head_rows: np.ndarray  # (F,) ranks 0..head_rows-1 are head values
-    marginal_start: np.ndarray  # (F + 1,)
-    marginal_prob: np.ndarray  # (sum head_rows,) head marginal of values in new tuples
-    marginal_alias: np.ndarray  # (sum head_rows,) absolute index
-    field_curve: np.ndarray  # (F, KN) new values before new tuple 2**i
-    field_slope: np.ndarray  # (F, KN)
-    field_jitter: np.ndarray  # (F,)
-    old_head_share: np.ndarray  # (F,) P(head value | new tuple, no new value)
-    old_cdf: np.ndarray  # (F, NB) distance of a new tuple's reused cold value
-    old_prob: np.ndarray  # (F, NB)
-    old_alias: np.ndarray  # (F, NB)
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -145,6 +103,18 @@ def _slot(x, curve, slope, key, jitter):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
+def _search(values, lo, hi, x):  # pragma: no cover - numba
+    """First index i in [lo, hi) with values[i] > x (hi if none), for ascending values."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if values[mid] <= x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
 def _alias(prob, alias, lo, hi, u):  # pragma: no cover - numba
     """An outcome in [lo, hi) of an alias table, from a uniform u in [0, 1)."""
     n = hi - lo
@@ -199,11 +169,17 @@ def _block_bits(t, k, kern):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _head_coin(t, k, kern):  # pragma: no cover - numba
-    """Whether block k, bringing no new tuple at t, draws a head tuple. Head tuples take a fixed
-    share of all samples, so their share of the others grows as new tuples thin out."""
+def _head_by(bits, t, k, kern):  # pragma: no cover - numba
+    """Whether block k, bringing no new tuple at t, draws a head tuple (``bits``: its coins at
+    t). Head tuples take a fixed share of all samples, so their share of the others grows as
+    new tuples thin out."""
     rate = kern.block_slope[k, _octave(t)] if t > 0 else kern.block_curve[k, 0]
-    return _coin(_block_bits(t, k, kern), 0) * (1.0 - min(rate, 0.999999)) < kern.head_share[k]
+    return _coin(bits, 0) * (1.0 - min(rate, 0.999999)) < kern.head_share[k]
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _head_coin(t, k, kern):  # pragma: no cover - numba
+    return _head_by(_block_bits(t, k, kern), t, k, kern)
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -230,18 +206,23 @@ def _root_sources(t, kern, roots):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _repeat_source(t, k, kern, roots, ring):  # pragma: no cover - numba
+def _own_distance(t, k, attempt, kern):  # pragma: no cover - numba
+    r = _hash(_stream(kern, _REPEAT_DISTANCE, k * RETRIES + attempt), t)
+    return _distance(kern.repeat_cdf[k], kern.repeat_prob[k], kern.repeat_alias[k], r, t)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _repeat_source(t, k, bits, first, kern, roots, ring):  # pragma: no cover - numba
     """The earlier sample block k repeats at t: a root's source it follows, else its own; -1 if
-    every candidate is a head draw (head draws are not entities and are not repeated)."""
-    bits = _block_bits(t, k, kern)
+    every candidate is a head draw (head draws are not entities and are not repeated).
+    ``bits``: the block's coins at t; ``first``: its first own distance (0: none)."""
     for lv in range(roots.shape[0]):
         s = roots[lv]
         if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k]:
             if not _head_at(s, k, kern, ring, t):
                 return s
     for attempt in range(RETRIES):
-        r = _hash(_stream(kern, _REPEAT_DISTANCE, k * RETRIES + attempt), t)
-        d = _distance(kern.repeat_cdf[k], kern.repeat_prob[k], kern.repeat_alias[k], r, t)
+        d = first if attempt == 0 else _own_distance(t, k, attempt, kern)
         if d == 0:
             return np.int64(-1)
         if not _head_at(t - d, k, kern, ring, t):
@@ -310,9 +291,10 @@ def value_at(t, f, kern, roots, no_ring):  # pragma: no cover - numba
                 return value
             t = source
             continue
-        if not _head_coin(t, k, kern):
+        bits = _block_bits(t, k, kern)
+        if not _head_by(bits, t, k, kern):
             _root_sources(t, kern, roots)
-            source = _repeat_source(t, k, kern, roots, no_ring)
+            source = _repeat_source(t, k, bits, _own_distance(t, k, 0, kern), kern, roots, no_ring)
             if source >= 0:
                 t = source
                 continue
@@ -335,65 +317,139 @@ def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
     return value_at(source, f, kern, scratch, ring[:0])
 
 
-#: Samples ahead whose first-choice sources are touched early (their ring rows are then being
-#: fetched from memory while the current sample is built).
-AHEAD = 6
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _prefetch_row(ring, s):  # pragma: no cover - numba
+    row = s & (ring.shape[0] - 1)
+    prefetch(ring, row, 0)
+    prefetch(ring, row, ring.shape[1] - 1)
+
+
+# ---- the sequential path: plan each sample AHEAD samples early, then build it ---------------
+
+#: Samples planned ahead of the one being built: their likely sources are prefetched meanwhile.
+AHEAD = 8
+#: Rows of the plan (a power of two above AHEAD); columns: see :func:`plan_shape`.
+PLAN_ROWS = 16
+_NEVER = np.int64(1) << 62
+
+
+def plan_shape(blocks: int, levels: int) -> tuple[int, int]:
+    """Scratch the sequential path needs: per planned sample, each block's new tuple (or -1),
+    coins and first own distance, then each root level's source; plus each block's next slot."""
+    return PLAN_ROWS + 2, max(3 * blocks + levels, 2 * blocks)
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _touch_ahead(t, kern, ring, roots):  # pragma: no cover - numba
-    """Read the ring rows that sample t's repeats will most likely copy; returns a checksum so
-    that the reads are kept. Only decisions that need no ring are made (the first candidate)."""
-    mask = ring.shape[0] - 1
-    flag_column = ring.shape[1] - FLAG_COLUMNS
-    total = np.int64(0)
-    _root_sources(t, kern, roots)
-    for lv in range(roots.shape[0]):
-        if roots[lv] >= 0:
-            total += ring[roots[lv] & mask, flag_column]
+def _slot_sample(q, curve, slope, key, jitter):  # pragma: no cover - numba
+    """The sample whose interval holds slot q's point (inverse of :func:`_slot`; _NEVER when the
+    curve never reaches it)."""
+    point = q + jitter * _uniform(key, q)
+    if point < curve[0]:
+        return np.int64(0)
+    top = curve.shape[0] - 1
+    if point >= curve[top]:
+        return _NEVER
+    i = _search(curve, 0, top + 1, point) - 1  # curve[i] <= point < curve[i + 1]
+    while curve[i + 1] <= point:
+        i += 1
+    t = (np.int64(1) << i) + np.int64((point - curve[i]) / slope[i]) if slope[i] > 0 else np.int64(1) << i
+    while t > 0 and _tau(t, _octave(t), curve, slope) > point:
+        t -= 1
+    while _tau(t + 1, _octave(t + 1), curve, slope) <= point:
+        t += 1
+    return t
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _next_slot(k, q, kern, plan):  # pragma: no cover - numba
+    """Store block k's slot q and its sample as the block's next new tuple."""
+    state = plan.shape[0] - 2
+    plan[state, k] = q
+    plan[state + 1, k] = _slot_sample(q, kern.block_curve[k], kern.block_slope[k],
+                                      _stream(kern, _SLOT, k), kern.block_jitter[k])  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _start_slots(start, kern, plan):  # pragma: no cover - numba
+    """Each block's first new tuple at or after ``start``."""
+    state = plan.shape[0] - 2
     for k in range(kern.block_start.shape[0] - 1):
-        if _new_tuple(t, k, kern) >= 0 or _head_coin(t, k, kern):
-            continue
-        r = _hash(_stream(kern, _REPEAT_DISTANCE, k * RETRIES), t)
-        d = _distance(kern.repeat_cdf[k], kern.repeat_prob[k], kern.repeat_alias[k], r, t)
-        if d > 0:
-            total += ring[(t - d) & mask, flag_column] + ring[(t - d) & mask, 0]
-    return total
+        q = np.int64(math.floor(_tau(start, _octave(start), kern.block_curve[k],
+                                     kern.block_slope[k]))) if start > 0 else np.int64(0)  # fmt: skip
+        q = max(q - 1, np.int64(0))
+        _next_slot(k, q, kern, plan)
+        while plan[state + 1, k] < start:
+            _next_slot(k, plan[state, k] + 1, kern, plan)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _plan_sample(u, kern, ring, roots, plan):  # pragma: no cover - numba
+    """Decide what needs no ring at sample u, store it in the plan, prefetch the likely sources."""
+    blocks = kern.block_start.shape[0] - 1
+    row = u & (PLAN_ROWS - 1)
+    state = plan.shape[0] - 2
+    _root_sources(u, kern, roots)
+    for lv in range(roots.shape[0]):
+        plan[row, 3 * blocks + lv] = roots[lv]
+        if roots[lv] >= 0:
+            _prefetch_row(ring, roots[lv])
+    for k in range(blocks):
+        j = np.int64(-1)
+        if plan[state + 1, k] == u:
+            j = plan[state, k]
+            _next_slot(k, j + 1, kern, plan)
+        bits = _block_bits(u, k, kern)
+        first = np.int64(0)
+        if j < 0 and not _head_by(bits, u, k, kern):
+            first = _own_distance(u, k, 0, kern)
+            if first > 0:
+                _prefetch_row(ring, u - first)
+        plan[row, 3 * k] = j
+        plan[row, 3 * k + 1] = np.int64(bits)
+        plan[row, 3 * k + 2] = first
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def fill_ids(start, out, ring, kern, roots, scratch, ahead=AHEAD):  # pragma: no cover - numba
-    """Samples [start, start + len(out)) into ``out`` (table-local ids), in order.
+def fill_ids(start, out, ring, kern, roots, scratch, plan):  # pragma: no cover - numba
+    """Samples [start, start + len(out)) into ``out`` (table-local ids), in order: the same ids
+    as :func:`value_at`, faster.
 
     ``ring`` (a power of two rows of F + FLAG_COLUMNS int32) must hold the samples just before
     ``start``, as left by the previous call; a copy from further back is computed with
-    :func:`value_at`. ``roots`` and ``scratch`` hold one entry per root level.
+    :func:`value_at`. ``roots`` and ``scratch`` hold one entry per root level; ``plan`` has
+    :func:`plan_shape`.
     """
     mask = ring.shape[0] - 1
     fields = out.shape[1]
     blocks = kern.block_start.shape[0] - 1
-    checksum = np.int64(0)
+    levels = roots.shape[0]
+    _start_slots(start, kern, plan)
+    for u in range(start, min(start + AHEAD, start + out.shape[0])):
+        _plan_sample(u, kern, ring, roots, plan)
     for i in range(out.shape[0]):
         t = start + i
-        if ahead > 0:
-            checksum += _touch_ahead(t + ahead, kern, ring, roots)
-        _root_sources(t, kern, roots)
+        if i + AHEAD < out.shape[0]:
+            _plan_sample(t + AHEAD, kern, ring, roots, plan)
+        row = t & (PLAN_ROWS - 1)
+        for lv in range(levels):
+            roots[lv] = plan[row, 3 * blocks + lv]
         flags = np.uint64(0)
         for k in range(blocks):
             lo, hi = kern.block_start[k], kern.block_start[k + 1]
-            j = _new_tuple(t, k, kern)
+            j = plan[row, 3 * k]
             if j >= 0:
                 for p in range(lo, hi):
                     f = kern.block_fields[p]
                     value, source = _new_value(t, j, f, k, kern, ring)
                     out[i, f] = value if source < 0 else _copied(t, source, f, ring, kern, scratch)
                 continue
+            bits = np.uint64(plan[row, 3 * k + 1])
             source = np.int64(-1)
-            if _head_coin(t, k, kern):
+            if _head_by(bits, t, k, kern):
                 if k < 64:
                     flags |= np.uint64(1) << np.uint64(k)
             else:
-                source = _repeat_source(t, k, kern, roots, ring)
+                source = _repeat_source(t, k, bits, plan[row, 3 * k + 2], kern, roots, ring)
             if source >= 0:
                 for p in range(lo, hi):
                     f = kern.block_fields[p]
@@ -403,9 +459,8 @@ def fill_ids(start, out, ring, kern, roots, scratch, ahead=AHEAD):  # pragma: no
             for p in range(lo, hi):
                 f = kern.block_fields[p]
                 out[i, f] = kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)
-        row = t & mask
+        ring_row = t & mask
         for f in range(fields):
-            ring[row, f] = out[i, f]
-        ring[row, fields] = np.int32(np.uint32(flags & _LOW32))
-        ring[row, fields + 1] = np.int32(np.uint32(flags >> _S32))
-    scratch[0] = checksum
+            ring[ring_row, f] = out[i, f]
+        ring[ring_row, fields] = np.int32(np.uint32(flags & _LOW32))
+        ring[ring_row, fields + 1] = np.int32(np.uint32(flags >> _S32))

@@ -33,7 +33,7 @@ CUT = 0.5
 #: Time windows a head tuple must spread over (see :func:`head_tuples`).
 WINDOWS = 16
 #: ... and fill at least this share of the windows uniform draws would fill.
-SPREAD = 0.8
+SPREAD = 0.5
 
 
 @dataclass

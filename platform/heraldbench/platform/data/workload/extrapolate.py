@@ -88,21 +88,26 @@ def _at(curve, x: float) -> float:
 
 
 def _grown(curve, x0: float, y0: float, x1: float, y1: float) -> list[float]:
-    """Knots equal to ``curve`` up to x0, then y0 * (x / x0) ** exponent reaching y1 at x1 (or
-    linear from x0 when y0 is 0), never more than one event per position."""
-    top = min(MAX_KNOTS - 1, math.ceil(math.log2(max(x1, 2))) + 1)
-    knots = []
-    for i in range(top + 1):
-        x = 2.0**i
-        if x <= x0:
-            value = float(curve[i])
-        elif y0 > 0:
-            exponent = math.log(y1 / y0) / math.log(x1 / x0) if y1 > y0 else 0.0
-            value = y0 * (x / x0) ** min(exponent, 1.0)
+    """Knots equal to ``curve`` up to x0, then y0 * (x / x0) ** exponent (or linear from x0 when
+    y0 is 0), the exponent chosen so that the knots, read as the generator reads them (linear
+    between powers of two), give y1 at x1; never more than one event per position."""
+    if y0 <= 0:
+        return _knots(curve, x0, x1, lambda x: y1 * min(1.0, (x - x0) / (x1 - x0)))
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        exponent = (low + high) / 2
+        knots = _knots(curve, x0, x1, lambda x, e=exponent: y0 * (x / x0) ** e)
+        if _at(knots, x1) < y1:
+            low = exponent
         else:
-            value = y1 * min(1.0, (x - x0) / (x1 - x0))
-        knots.append(value)
+            high = exponent
+    return [round(v, 3) for v in _knots(curve, x0, x1, lambda x: y0 * (x / x0) ** high)]
+
+
+def _knots(curve, x0: float, x1: float, grow) -> list[float]:
+    top = min(MAX_KNOTS - 1, math.ceil(math.log2(max(x1, 2))) + 1)
+    knots = [float(curve[i]) if 2.0**i <= x0 else grow(2.0**i) for i in range(top + 1)]
     out = [min(knots[0], 1.0)]
     for i in range(1, len(knots)):
         out.append(max(out[-1], min(knots[i], out[-1] + 2.0 ** (i - 1))))
-    return [round(v, 3) for v in out]
+    return out

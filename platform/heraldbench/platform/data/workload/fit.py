@@ -35,6 +35,9 @@ __all__ = ["TraceData", "fit_profile", "read_trace"]
 
 #: Root levels fitted: a second shared source is rare in every trace measured (docs/workloads.md).
 ROOT_LEVELS = 2
+#: A tuple or value seen this often, spread over time, is a head draw (_structure.head_tuples):
+#: enough occurrences for the spread over 16 windows to tell time-independent draws from bursts.
+HEAD_MIN = 8
 _DIGITS = 6
 
 
@@ -83,7 +86,7 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
                 seed: int = 0, rounds: int = 4) -> WorkloadProfile:  # fmt: skip
     """The profile of ``data``, refined over ``rounds`` simulate-and-compare rounds."""
     n = data.samples
-    head_min = max(3, math.ceil(0.001 * n))
+    head_min = HEAD_MIN
     blocks = st.find_blocks(data.ids)
     structure = st.read_structure(data.ids, blocks, head_min, ROOT_LEVELS)
     ranks = _rank_spaces(data.ids, structure)

@@ -104,10 +104,11 @@ class DenseLabelModel:
 
     def __init__(self, dense: list[DenseFeature], model: LabelModel, field_names: list[str],
                  offsets: np.ndarray, seed: int) -> None:  # fmt: skip
-        self.quantiles = np.array([d.quantiles for d in dense], np.float64).reshape(len(dense), -1)
+        width = len(dense[0].quantiles) if dense else 2
+        self.quantiles = np.array([d.quantiles for d in dense], np.float64).reshape(len(dense), width)
         q = self.quantiles
-        mean = q.mean(axis=1, keepdims=True) if q.size else q
-        std = q.std(axis=1, keepdims=True) if q.size else q
+        mean = q.mean(axis=1, keepdims=True)
+        std = q.std(axis=1, keepdims=True)
         self.dense_weight = np.zeros(len(dense))
         self.dense_weight[: len(model.dense_weights)] = model.dense_weights
         self.mean = mean.ravel()

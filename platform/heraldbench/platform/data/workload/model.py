@@ -24,13 +24,56 @@ Modelling assumptions (docs/workloads.md has the measurements behind them):
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from heraldbench.platform.data.workload._kernels import NEW_STREAMS, Kernels
+from heraldbench.platform.data.workload._kernels import NEW_STREAMS
 from heraldbench.platform.data.workload.schema import MAX_BINS, MAX_KNOTS, WorkloadProfile
 
-__all__ = ["alias_table", "compile_profile", "extend_curve", "rescale_pmf", "table_sizes"]
+__all__ = ["Kernels", "alias_table", "compile_profile", "extend_curve", "rescale_pmf", "table_sizes"]
+
+
+class Kernels(NamedTuple):
+    """The compiled profile: every array the kernels read, built once per trace.
+
+    Shapes: F fields, K blocks, L root levels, KN growth-curve knots, NB distance bins. A
+    discrete law is an alias table: ``*_prob`` and ``*_alias`` of one entry per outcome; the
+    laws of several blocks or fields share one array, cut by a ``*_start`` array.
+    """
+
+    keys: np.ndarray  # (NEW_STREAMS,) uint64
+    block_of: np.ndarray  # (F,) block of each field
+    position: np.ndarray  # (F,) the field's column within its block's head tuples
+    block_start: np.ndarray  # (K + 1,) fields of block k: block_fields[start[k]:start[k+1]]
+    block_fields: np.ndarray  # (F,)
+    block_curve: np.ndarray  # (K, KN) new tuples before sample 2**i
+    block_slope: np.ndarray  # (K, KN) new tuples per sample between knots i and i + 1
+    block_jitter: np.ndarray  # (K,) slot jitter, 1 - the curve's largest per-sample rate
+    head_share: np.ndarray  # (K,) share of samples drawing a head tuple
+    repeat_cdf: np.ndarray  # (K, NB) repeat distance by log2 bin, cumulative
+    repeat_prob: np.ndarray  # (K, NB) the same law as an alias table
+    repeat_alias: np.ndarray  # (K, NB)
+    root_rate: np.ndarray  # (L,)
+    root_cdf: np.ndarray  # (L, NB)
+    root_prob: np.ndarray  # (L, NB)
+    root_alias: np.ndarray  # (L, NB)
+    follow: np.ndarray  # (L, K) P(block k copies root lv's source | the root has one)
+    tuple_start: np.ndarray  # (K + 1,) head tuples of block k: tuple_start[k]:tuple_start[k+1]
+    tuple_prob: np.ndarray  # (T,)
+    tuple_alias: np.ndarray  # (T,) absolute index
+    tuple_ranks: np.ndarray  # (T, max width) head rank of each field of each head tuple
+    head_rows: np.ndarray  # (F,) ranks 0..head_rows-1 are head values
+    marginal_start: np.ndarray  # (F + 1,)
+    marginal_prob: np.ndarray  # (sum head_rows,) head marginal of values in new tuples
+    marginal_alias: np.ndarray  # (sum head_rows,) absolute index
+    field_curve: np.ndarray  # (F, KN) new values before new tuple 2**i
+    field_slope: np.ndarray  # (F, KN)
+    field_jitter: np.ndarray  # (F,)
+    old_head_share: np.ndarray  # (F,) P(head value | new tuple, no new value)
+    old_cdf: np.ndarray  # (F, NB) distance of a new tuple's reused cold value
+    old_prob: np.ndarray  # (F, NB)
+    old_alias: np.ndarray  # (F, NB)
 
 
 def extend_curve(knots: list[float], length: int = MAX_KNOTS) -> np.ndarray:

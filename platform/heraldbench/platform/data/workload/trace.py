@@ -1,9 +1,9 @@
 """``dataset: {kind: synthetic, profile: ...}``: a trace generated from a workload profile.
 
 Deterministic per seed, streamed in blocks with memory independent of the number of samples
-(the profile's arrays plus a ring of the last RING_SAMPLES samples), any length, and with random
-access: a sample's ids are a function of its position (:func:`._kernels.value_at`), so the
-sequential stream and :meth:`ProfileTrace.samples_at` agree exactly.
+(the profile's arrays plus a ring of the last RING_SAMPLES samples), any length; a sample's ids
+are a function of its position (:func:`._kernels.value_at`), so the sequential stream and
+:meth:`ProfileTrace.samples_at` agree exactly.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from heraldbench.platform.data._trace import (
 )
 from heraldbench.platform.data.workload import _kernels
 from heraldbench.platform.data.workload.labels import DenseLabelModel, fill_dense_labels
-from heraldbench.platform.data.workload.model import FAR_BIN, compile_profile, table_sizes
+from heraldbench.platform.data.workload.model import FAR_BIN, Kernels, compile_profile, table_sizes
 from heraldbench.platform.data.workload.schema import WorkloadProfile, load_profile
 from heraldbench.platform.exceptions import DataError, ProfileError
 
@@ -119,13 +119,17 @@ class SyntheticProfileSpec(DatasetSpecBase):
 class ProfileTrace(TraceSource):
     """The trace of a workload profile, generated block by block on demand.
 
+    :meth:`samples_at` and :meth:`ids_at` compute only the samples asked for, but a sample on
+    its own costs more than in the stream (its copies are followed back to their origin), so
+    ``random_access`` is False: consumers that read much of the trace (FAE's passes) stream it.
+
     Args:
         profile: the profile.
         samples, seed, scale: as in :class:`SyntheticProfileSpec`.
         label: how the spec named the profile (its built-in name or path), for reports.
     """
 
-    random_access = True
+    random_access = False
 
     def __init__(self, profile: WorkloadProfile, *, samples: int, seed: int = 0,
                  scale: float = 1.0, label: str | None = None) -> None:  # fmt: skip
@@ -187,10 +191,11 @@ class ProfileTrace(TraceSource):
         }
 
 
-def _fill_at(positions: np.ndarray, out: np.ndarray, kernels: _kernels.Kernels) -> None:
+def _fill_at(positions: np.ndarray, out: np.ndarray, kernels: Kernels) -> None:
     if len(positions) and positions.max() >= 1 << 40:
         raise DataError(f"sample {int(positions.max())} is beyond the generator's 2**40 samples")
-    _kernels.fill_positions(positions, out, kernels, _scratch(kernels)[0], np.zeros((0, 1), np.int32))
+    roots = np.empty(kernels.root_rate.shape[0], np.int64)
+    _kernels.fill_positions(positions, out, kernels, roots, np.zeros((0, 1), np.int32))
 
 
 def _ring(fields: int) -> np.ndarray:
@@ -198,8 +203,10 @@ def _ring(fields: int) -> np.ndarray:
     return np.zeros((RING_SAMPLES, fields + _kernels.FLAG_COLUMNS), np.int32)
 
 
-def _scratch(kernels: _kernels.Kernels) -> tuple[np.ndarray, np.ndarray]:
-    """The per-root-level scratch arrays the kernels need (they allocate nothing themselves)."""
+def _scratch(kernels: Kernels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scratch arrays the sequential kernel needs (kernels allocate nothing themselves)."""
     levels = kernels.root_rate.shape[0]
-    return np.empty(levels, np.int64), np.empty(levels, np.int64)
+    blocks = kernels.block_start.shape[0] - 1
+    plan = np.empty(_kernels.plan_shape(blocks, levels), np.int64)
+    return np.empty(levels, np.int64), np.empty(levels, np.int64), plan
 
