@@ -222,21 +222,28 @@ def _repeat_source(t, k, bits, first, kern, roots, ring):  # pragma: no cover - 
         if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k]:
             if not _head_at(s, k, kern, ring, t):
                 return s
-    for attempt in range(RETRIES):
-        d = first if attempt == 0 else _own_distance(t, k, attempt, kern)
-        if d == 0:
-            return np.int64(-1)
-        if not _head_at(t - d, k, kern, ring, t):
-            return t - d
-    return np.int64(-1)
+    return _entity_source(t, k, _REPEAT_DISTANCE, k, kern.repeat_cdf[k], kern.repeat_prob[k],
+                          kern.repeat_alias[k], first, kern, ring)  # fmt: skip
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
 def _old_source(t, f, k, kern, ring):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
+    return _entity_source(t, k, _OLD_DISTANCE, f, kern.old_cdf[f], kern.old_prob[f],
+                          kern.old_alias[f], np.int64(-1), kern, ring)  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _entity_source(t, k, stream, index, cdf, prob, alias, first, kern, ring):  # pragma: no cover
+    """The first of up to RETRIES distances back (drawn from the law cdf/prob/alias, key stream
+    ``stream``, ``index``) that lands on a sample where block k did not draw a head tuple; -1 if
+    none, or once a draw finds no mass. ``first``: the first distance if already drawn (>= 0)."""
     for attempt in range(RETRIES):
-        r = _hash(_stream(kern, _OLD_DISTANCE, f * RETRIES + attempt), t)
-        d = _distance(kern.old_cdf[f], kern.old_prob[f], kern.old_alias[f], r, t)
+        if attempt == 0 and first >= 0:
+            d = first
+        else:
+            r = _hash(_stream(kern, stream, index * RETRIES + attempt), t)
+            d = _distance(cdf, prob, alias, r, t)
         if d == 0:
             return np.int64(-1)
         if not _head_at(t - d, k, kern, ring, t):
