@@ -40,7 +40,12 @@ def _env(name: str) -> AliasChoices:
 class Settings(BaseSettings):
     """The service's configuration; build one explicitly in tests, else :func:`get_settings`."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+    # Fields are read only from the names in the table above: a field's own name (allowed so
+    # tests can pass ``Settings(home=...)``) would otherwise be read from the environment as
+    # well, and ``home`` from ``$HOME``. The prefix makes that ``HERALDBENCH_HOME``.
+    model_config = SettingsConfigDict(
+        extra="ignore", populate_by_name=True, frozen=True, env_prefix="HERALDBENCH_"
+    )
 
     home: Path = Field(Path(".heraldbench"), validation_alias=_env("HERALDBENCH_HOME"))
     database_url: str | None = Field(None, validation_alias=_env("HERALDBENCH_DATABASE_URL"))
