@@ -135,14 +135,16 @@ def _mount_web(app: FastAPI, settings: Settings) -> None:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service, configured by ``settings`` (default: from the environment)."""
+    settings = settings or get_settings()
     app = FastAPI(
         title="heraldbench",
         version=_version(),
         summary="Benchmark embedding-cache schedulers: submit experiments, read results.",
         lifespan=lifespan,
         generate_unique_id_function=_route_id,
+        max_body_size=settings.max_body_bytes,
     )
-    app.state.settings = settings or get_settings()
+    app.state.settings = settings
     install_error_handlers(app)
     app.include_router(api_router)
     _mount_web(app, app.state.settings)  # last: / must not shadow /api

@@ -18,6 +18,7 @@ from rich.progress import Progress
 from heraldbench.pipelines.cluster import ClusterOptions, dask_client, visible_gpus
 from heraldbench.pipelines.console import print_submission, progress_bar, run_counter
 from heraldbench.platform.cli import _user_errors, app, err, out
+from heraldbench.platform.documents import read_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.units import parse_bytes
 
@@ -47,16 +48,7 @@ def _cluster(
 
 def _read_document(path: Path) -> dict[str, Any]:
     """A (grid) spec file as a mapping; lists are allowed where the schema wants one value."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read spec file {path}: {exc.strerror}") from None
-    try:
-        document = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SpecError(
-            f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
-        )
+    document = read_document(path)
     if not isinstance(document, dict):
         raise SpecError(f"{path}: a spec must be a mapping of fields")
     return document

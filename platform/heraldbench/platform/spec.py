@@ -15,7 +15,6 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from heraldbench.platform.data.avazu import AvazuCSVSpec
@@ -24,6 +23,7 @@ from heraldbench.platform.data.movielens import MovieLensSpec
 from heraldbench.platform.data.prepared import PreparedSpec
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
+from heraldbench.platform.documents import read_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import registered
 from heraldbench.platform.tuning import TuningSpec, check_tuning
@@ -181,15 +181,7 @@ def parse_spec(data: Any) -> ExperimentSpec:
 
 def load_spec(path: str | Path) -> ExperimentSpec:
     """Read and validate a YAML or JSON spec file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read spec file {path}: {exc.strerror}") from exc
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SpecError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}")
+    data = read_document(path)
     spec = parse_spec(data)
     if isinstance(spec.dataset, SyntheticProfileSpec):
         spec.dataset.check()  # a local file: refuse a missing or bad profile before any work

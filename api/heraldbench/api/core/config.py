@@ -17,6 +17,7 @@ HERALDBENCH_DATA_DIRS           folders dataset paths must lie under (``os.paths
                                 or comma-separated; default ``./data``)
 HERALDBENCH_TRACK               log runs to MLflow (default true)
 HERALDBENCH_LOCAL_WORKERS       LocalCluster worker processes (default 2)
+HERALDBENCH_MAX_BODY_BYTES      largest request body accepted (default 1 MiB; larger: 413)
 ==============================  =====================================================
 """
 
@@ -77,6 +78,9 @@ class Settings(BaseSettings):
     #: have committed a moment before its Dask task was submitted).
     orphan_grace_seconds: float = Field(
         60.0, ge=0, validation_alias=_env("HERALDBENCH_ORPHAN_GRACE_SECONDS")
+    )
+    max_body_bytes: int = Field(
+        1024 * 1024, ge=1024, validation_alias=_env("HERALDBENCH_MAX_BODY_BYTES")
     )
     web_dir: Path | None = Field(None, validation_alias=_env("HERALDBENCH_WEB_DIR"))
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api import crud
 from heraldbench.api.deps import (
     DatabaseDep,
@@ -24,7 +25,9 @@ from heraldbench.api.views import experiment_detail, experiment_summary
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/experiments", tags=["experiments"])
+router = APIRouter(
+    route_class=StrictJSONRoute, prefix="/experiments", tags=["experiments"]
+)
 
 #: Grids beyond this many runs are refused (one Dask task and one row per run).
 MAX_RUNS = 10_000

@@ -11,6 +11,7 @@ from typing import Any
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api.deps import DatabaseDep, DispatcherDep, SettingsDep
 from heraldbench.api.planning import trainer_available
 from heraldbench.api.schemas import ConfigOut, Health
@@ -24,7 +25,7 @@ logger = logging.getLogger("heraldbench.api")
 
 # Open even under HERALDBENCH_PROTECT_READS: a liveness probe carries no token, and the UI reads
 # /config to learn that it must ask for one.
-router = APIRouter(tags=["health"])
+router = APIRouter(route_class=StrictJSONRoute, tags=["health"])
 
 _DASK_TIMEOUT_S = 2.0
 
