@@ -134,3 +134,22 @@ def test_quickstart_runs_every_scheduler_and_writes_the_report(env, home: Path) 
     )
     report = home / "quickstart" / "report"
     assert {"table1.md", "table1.png", "comparison.png"} <= {p.name for p in report.iterdir()}
+
+
+def test_run_refuses_a_grid_over_the_cap_before_starting_anything(tmp_path) -> None:
+    values = list(range(1, 151))
+    spec = tmp_path / "big.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "big",
+                "dataset": {"kind": "synthetic-criteo", "samples": 2000, "scale": 0.005},
+                "embedding_dim": values,
+                "schedulers": [{"kind": "herald", "lookahead": values}],
+            }
+        )
+    )
+    # No scheduler address: a LocalCluster would start if the spec got that far.
+    result = invoke({"DASK_SCHEDULER_ADDRESS": "", "COLUMNS": "200"}, "run", str(spec))
+    assert result.exit_code == 2, result.output
+    assert "22,650 runs" in result.output
