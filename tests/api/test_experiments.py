@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 from tests.api.helpers import poll, submit, tiny_spec, wait_finished
@@ -63,13 +65,26 @@ def test_a_grid_becomes_one_run_per_point_seed_and_scheduler(api) -> None:
     assert all(r["relative"]["overall"] is not None for r in experiment["runs"])
 
 
+def _shardless_dataset(folder: Path) -> Path:
+    """A prepared dataset whose manifest passes the submission's checks but whose shard is gone."""
+    from heraldbench.platform.data.prepared import FORMAT, FORMAT_VERSION, MANIFEST
+
+    folder.mkdir()
+    tables = [{"name": f"C{i}", "rows": 1000} for i in range(1, 27)]
+    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "tables": tables, "dense": [],
+                "samples": 2000, "shards": [{"file": "shards/part-00000.parquet"}]}  # fmt: skip
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
 def test_a_failed_run_shows_its_error(api, data_dir: Path) -> None:
-    spec = tiny_spec(dataset={"kind": "prepared", "path": str(data_dir / "missing")})
+    folder = _shardless_dataset(data_dir / "broken")
+    spec = tiny_spec(dataset={"kind": "prepared", "path": str(folder)})
     experiment = wait_finished(api, submit(api, spec))
     assert experiment["status"] == "failed"
     assert experiment["error"].startswith("2 of 2 runs failed")
     run = experiment["runs"][0]
-    assert run["status"] == "failed" and "DataError" in run["error"] and "missing" in run["error"]
+    assert run["status"] == "failed" and "DataError" in run["error"] and "part-00000" in run["error"]
     assert "Traceback" in run["traceback"]
 
 

@@ -153,3 +153,20 @@ def test_run_refuses_a_grid_over_the_cap_before_starting_anything(tmp_path) -> N
     result = invoke({"DASK_SCHEDULER_ADDRESS": "", "COLUMNS": "200"}, "run", str(spec))
     assert result.exit_code == 2, result.output
     assert "22,650 runs" in result.output
+
+
+def test_run_refuses_a_batch_the_cache_cannot_hold_before_starting_anything(tmp_path) -> None:
+    spec = tmp_path / "batch.yaml"
+    spec.write_text(
+        yaml.safe_dump(
+            {
+                "name": "batch",
+                "dataset": {"kind": "synthetic-criteo", "samples": 2000, "scale": 0.005},
+                "cluster": {"workers": 2, "batch_size": [16, 10**9]},
+                "schedulers": [{"kind": "herald"}],
+            }
+        )
+    )
+    result = invoke({"DASK_SCHEDULER_ADDRESS": "", "COLUMNS": "200"}, "run", str(spec))
+    assert result.exit_code == 2, result.output
+    assert "cluster.batch_size" in result.output and "cannot hold" in result.output

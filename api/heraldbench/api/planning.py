@@ -14,7 +14,7 @@ from typing import Any
 
 from heraldbench.api.core.config import Settings
 from heraldbench.api.errors import SpecFieldError
-from heraldbench.pipelines.grid import Grid, expand
+from heraldbench.pipelines.grid import Grid, check_runs, expand
 from heraldbench.platform.data.workload import BUILTIN_PROFILES, resolve_profile
 from heraldbench.platform.exceptions import ProfileError
 
@@ -90,6 +90,7 @@ def plan_experiment(document: Any, settings: Settings) -> Grid:
                 _check_profile(confined[key])
         value = str(confined[key]) if field == "profile" else confined[key]
         grid.runs[index] = _with_dataset(run, run.spec.dataset.model_copy(update={field: value}))
+    check_runs(grid)  # after confinement: only files under the data folders are looked at
     if grid.runs and grid.runs[0].spec.mode == "train" and not trainer_available():
         raise SpecFieldError(
             [

@@ -22,7 +22,6 @@ from __future__ import annotations
 import copy
 import itertools
 import math
-import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,13 +29,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from heraldbench.platform._fields import field_annotation as _field_annotation
+from heraldbench.platform._fields import members as _members
+from heraldbench.platform._fields import nested_model as _nested_model
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.runner import BASELINE, scheduler_specs
 from heraldbench.platform.schedulers import registered
 from heraldbench.platform.spec import ExperimentSpec, parse_spec
 
 __all__ = [
-    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_size", "count_runs", "expand"
+    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_runs", "check_size", "count_runs",
+    "expand",
 ]
 
 KeyPath = tuple[str, ...]
@@ -174,6 +177,29 @@ def expand(document: dict[str, Any], max_runs: int = MAX_RUNS) -> Grid:
     return grid
 
 
+def check_runs(grid: Grid) -> None:
+    """:func:`~heraldbench.platform.limits.check_runnable` on every run, each dataset's facts
+    read once; raises :class:`SpecError` naming the field (and the point, in a grid)."""
+    from heraldbench.platform.limits import check_runnable, dataset_facts
+
+    facts: dict[str, Any] = {}
+    checked: set[str] = set()
+    for run in grid.runs:
+        spec = run.spec
+        key = spec.model_dump_json(include={"dataset", "cluster", "cache", "embedding_dim"})
+        if key in checked:
+            continue
+        checked.add(key)
+        dataset = spec.dataset.model_dump_json()
+        try:
+            if dataset not in facts:
+                facts[dataset] = dataset_facts(spec.dataset)
+            check_runnable(spec, facts[dataset])
+        except SpecError as exc:
+            where = f" (at point {run.point.label})" if len(grid.points) > 1 else ""
+            raise SpecError(f"{exc}{where}") from None
+
+
 def _seeds(doc: dict[str, Any]) -> list[int]:
     seeds = doc.pop("seeds", None)
     if isinstance(doc.get("seed"), list):
@@ -223,33 +249,6 @@ def _axes(doc: dict[str, Any], model: type[BaseModel] | None, prefix: KeyPath) -
             if not value:
                 raise SpecError(f"{'.'.join((*prefix, key))}: an empty list of values")
             yield Axis((*prefix, key), tuple(value))
-
-
-def _field_annotation(model: type[BaseModel] | None, key: str) -> Any:
-    if model is None or key not in model.model_fields:
-        return None
-    return model.model_fields[key].annotation
-
-
-def _members(annotation: Any) -> list[Any]:
-    """The alternatives of a union (through ``Annotated`` and ``Optional``), else itself."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
-    return [annotation]
-
-
-def _nested_model(annotation: Any, value: dict[str, Any]) -> type[BaseModel] | None:
-    models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
-    if len(models) <= 1:
-        return models[0] if models else None
-    kind = value.get("kind")  # a discriminated union: the member whose kind matches
-    for m in models:
-        if "kind" in m.model_fields and m.model_fields["kind"].default == kind:
-            return m
-    return None
 
 
 def _accepts_sequence(annotation: Any) -> bool:

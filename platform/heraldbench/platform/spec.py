@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from heraldbench.platform._fields import coerced_booleans
 from heraldbench.platform.data.avazu import AvazuCSVSpec
 from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec
@@ -173,6 +174,8 @@ def parse_spec(data: Any) -> ExperimentSpec:
     """Validate a spec given as a mapping; raise :class:`SpecError` naming each bad field."""
     if not isinstance(data, dict):
         raise SpecError(f"a spec must be a mapping of fields, got {type(data).__name__}")
+    for path in coerced_booleans(data, ExperimentSpec):
+        raise SpecError(f"{path}: true/false where a number or text is expected")
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
@@ -180,9 +183,12 @@ def parse_spec(data: Any) -> ExperimentSpec:
 
 
 def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and validate a YAML or JSON spec file."""
+    """Read and validate a YAML or JSON spec file, and check it can run (limits.py)."""
     data = read_document(path)
     spec = parse_spec(data)
     if isinstance(spec.dataset, SyntheticProfileSpec):
         spec.dataset.check()  # a local file: refuse a missing or bad profile before any work
+    from heraldbench.platform.limits import check_runnable
+
+    check_runnable(spec)  # a missing dataset file, a batch the cache cannot hold, ...
     return spec
