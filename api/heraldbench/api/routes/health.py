@@ -8,7 +8,7 @@ import logging
 from importlib import metadata
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
 from heraldbench.api.bodies import StrictJSONRoute
@@ -37,14 +37,21 @@ def _version() -> str:
         return "0+unknown"
 
 
-@router.get("/health", response_model=Health)
-async def health(db: DatabaseDep, dispatcher: DispatcherDep) -> Health:
-    """Whether the database and the Dask scheduler answer."""
+@router.get(
+    "/health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "the app database cannot be used"}},
+)
+async def health(db: DatabaseDep, dispatcher: DispatcherDep, response: Response) -> Health:
+    """Whether the database and the Dask scheduler answer; 503 without a usable database (its
+    SQLite file deleted or replaced included). Without Dask, submissions wait queued: 200."""
     try:
         await run_in_threadpool(db.ping)
         database = "ok"
-    except Exception:  # noqa: BLE001 - reported, not raised
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        logger.warning("app database unavailable: %s", exc)
         database = "unavailable"
+        response.status_code = 503
     dask = "unavailable"
     if dispatcher.available:
         try:
@@ -52,7 +59,8 @@ async def health(db: DatabaseDep, dispatcher: DispatcherDep) -> Health:
             dask = "ok"
         except Exception as exc:  # noqa: BLE001 - reported as unavailable
             logger.info("Dask scheduler did not answer: %s", exc)
-    return Health(status="ok", database=database, dask=dask, version=_version())
+    status = "ok" if database == "ok" else "unhealthy"
+    return Health(status=status, database=database, dask=dask, version=_version())
 
 
 def _knob_defaults(spec_cls: Any) -> dict[str, Any]:
