@@ -144,6 +144,7 @@ def make_settings(tmp_path: Path, dask_address: str, data_dir: Path) -> Callable
             "orphan_grace_seconds": 60,
             "api_token": None,
             "web_dir": tmp_path / "no-web",
+            "trusted_hosts": ("testserver", "127.0.0.1", "localhost"),
         }
         values.update(overrides)
         return Settings(**values)

@@ -18,6 +18,9 @@ HERALDBENCH_DATA_DIRS           folders dataset paths must lie under (``os.paths
 HERALDBENCH_TRACK               log runs to MLflow (default true)
 HERALDBENCH_LOCAL_WORKERS       LocalCluster worker processes (default 2)
 HERALDBENCH_MAX_BODY_BYTES      largest request body accepted (default 1 MiB; larger: 413)
+HERALDBENCH_TRUSTED_HOSTS       Host names the service answers (comma-separated; default the
+                                loopback names localhost, 127.0.0.1, ::1; ``*`` for any)
+HERALDBENCH_DASHBOARD_ADDRESS   the LocalCluster's Dask dashboard (default 127.0.0.1:8787)
 ==============================  =====================================================
 """
 
@@ -68,7 +71,10 @@ class Settings(BaseSettings):
     local_workers: int = Field(2, ge=1, validation_alias=_env("HERALDBENCH_LOCAL_WORKERS"))
     local_processes: bool = Field(True, validation_alias=_env("HERALDBENCH_LOCAL_PROCESSES"))
     dashboard_address: str | None = Field(
-        ":8787", validation_alias=_env("HERALDBENCH_DASHBOARD_ADDRESS")
+        "127.0.0.1:8787", validation_alias=_env("HERALDBENCH_DASHBOARD_ADDRESS")
+    )
+    trusted_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        ("localhost", "127.0.0.1", "::1"), validation_alias=_env("HERALDBENCH_TRUSTED_HOSTS")
     )
     #: Seconds between checks for runs whose Dask task is gone (see recovery.py).
     reconcile_seconds: float = Field(
@@ -90,6 +96,13 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             parts = [p.strip() for chunk in value.split(",") for p in chunk.split(os.pathsep)]
             return tuple(Path(p) for p in parts if p)
+        return value
+
+    @field_validator("trusted_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
         return value
 
     @field_validator("api_token", mode="after")
