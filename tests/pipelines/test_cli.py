@@ -46,6 +46,12 @@ def test_run_prints_the_comparison_with_mlflow_links(env, tmp_path) -> None:
         "#/experiments/" in result.output and "open the MLflow UI with: mlflow ui" in result.output
     )
     assert (tmp_path / "out" / "report" / "table1.md").is_file()
+    # The results file the run (and quickstart) writes is one `report` reads.
+    report = invoke(env, "report", str(tmp_path / "out" / "results.json"), "--out",
+                    str(tmp_path / "again"))  # fmt: skip
+    assert report.exit_code == 0, report.output
+    table = (tmp_path / "again" / "table1.md").read_text()
+    assert "herald" in table and "naive" in table
 
 
 def test_run_refuses_a_bad_grid_naming_the_field(env, tmp_path) -> None:

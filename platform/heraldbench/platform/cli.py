@@ -112,7 +112,7 @@ def report(
     profile: Annotated[str, typer.Option(help="hardware profile of the modelled time")] = "tcp-100g",
 ) -> None:
     """Write Herald's Table 1, the full comparison and their charts for RESULT."""
-    from heraldbench.platform.report import report_command
+    from heraldbench.platform.report_files import report_command
 
     with _user_errors():
         for path in report_command(result, out_dir, profile):
