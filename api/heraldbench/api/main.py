@@ -29,6 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from heraldbench.api.core.config import Settings, get_settings
 from heraldbench.api.core.db import Database
 from heraldbench.api.dispatch import Dispatcher
+from heraldbench.api.mlflow_ui import planned_ui
 from heraldbench.api.errors import install_error_handlers
 from heraldbench.api.recovery import reconcile, reconcile_forever
 from heraldbench.api.routes import api_router
@@ -79,11 +80,14 @@ async def _connect_dask(settings: Settings) -> tuple[Any, Any]:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Start the service's resources, recover, serve, and close everything on shutdown."""
     settings: Settings = app.state.settings
+    mlflow_ui = app.state.mlflow_ui
     database = await run_in_threadpool(Database.connect, settings.resolved_database_url)
     client, cluster = await _connect_dask(settings)
     dispatcher = Dispatcher(client, settings)
     app.state.database, app.state.dispatcher = database, dispatcher
     await dispatcher.prepare_tracking()
+    if mlflow_ui is not None:
+        mlflow_ui.start()  # after the store's migration: two migrations of one file race
     await reconcile(database, dispatcher, grace_seconds=0)  # rows of earlier processes only
     reconnect = (lambda: _connect_dask(settings)) if settings.dask_scheduler_address else None
     background = asyncio.create_task(
@@ -106,6 +110,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if cluster is not None:
             await cluster.close()
         database.dispose()
+        if mlflow_ui is not None:
+            await run_in_threadpool(mlflow_ui.stop)
 
 
 def _route_id(route: APIRoute) -> str:
@@ -157,6 +163,9 @@ def _declare_security_only_with_a_token(app: FastAPI, settings: Settings) -> Non
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service, configured by ``settings`` (default: from the environment)."""
     settings = settings or get_settings()
+    mlflow_ui = planned_ui(settings)
+    if mlflow_ui is not None:  # every MLflow link the service gives points there
+        settings = settings.model_copy(update={"mlflow_ui_url": mlflow_ui.url})
     app = FastAPI(
         title="heraldbench",
         version=_version(),
@@ -165,7 +174,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         generate_unique_id_function=_route_id,
         max_body_size=settings.max_body_bytes,
     )
-    app.state.settings = settings
+    app.state.settings, app.state.mlflow_ui = settings, mlflow_ui
     app.add_middleware(SecurityMiddleware, trusted_hosts=settings.trusted_hosts)
     install_error_handlers(app)
     app.include_router(api_router)

@@ -248,6 +248,7 @@ def _close_tracking(db: Database, experiment_id: int, target: Any) -> None:
     try:
         from mlflow import MlflowClient
 
+        from heraldbench.pipelines.submission_log import summary_metrics
         from heraldbench.pipelines.tracking import log_metrics
 
         with db.read() as session:
@@ -260,11 +261,10 @@ def _close_tracking(db: Database, experiment_id: int, target: Any) -> None:
             if run.mlflow_run_id and values:
                 log_metrics(client, run.mlflow_run_id, values)
         failed = sum(r.status == Status.FAILED for r in runs)
-        log_metrics(
-            client,
-            target.parent_run_id,
-            {"runs_finished": len(runs) - failed, "runs_failed": failed},
-        )
+        single = len({(r.point_index, r.seed) for r in runs}) == 1
+        overall = {r.label: figures[r.id].get("overall") for r in runs} if single else {}
+        finished = sum(r.status == Status.SUCCEEDED for r in runs)
+        log_metrics(client, target.parent_run_id, summary_metrics(finished, failed, overall))
         status = {Status.SUCCEEDED: "FINISHED", Status.FAILED: "FAILED"}.get(
             experiment.status, "KILLED"
         )

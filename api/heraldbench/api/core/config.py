@@ -17,6 +17,9 @@ HERALDBENCH_DATA_DIRS           folders dataset paths must lie under (``os.paths
                                 or comma-separated; default ``./data``)
 HERALDBENCH_TRACK               log runs to MLflow (default true)
 HERALDBENCH_LOCAL_WORKERS       LocalCluster worker processes (default 2)
+HERALDBENCH_SERVE_MLFLOW        serve MLflow's UI on a local store as a child process (default
+                                true; see mlflow_ui.py), on HERALDBENCH_MLFLOW_UI_PORT (5000)
+HERALDBENCH_MLFLOW_UI_URL       where MLflow's UI is, when it runs elsewhere
 HERALDBENCH_MAX_BODY_BYTES      largest request body accepted (default 1 MiB; larger: 413)
 HERALDBENCH_TRUSTED_HOSTS       Host names the service answers (comma-separated; default the
                                 loopback names localhost, 127.0.0.1, ::1; ``*`` for any)
@@ -84,6 +87,10 @@ class Settings(BaseSettings):
     #: have committed a moment before its Dask task was submitted).
     orphan_grace_seconds: float = Field(
         60.0, ge=0, validation_alias=_env("HERALDBENCH_ORPHAN_GRACE_SECONDS")
+    )
+    serve_mlflow: bool = Field(True, validation_alias=_env("HERALDBENCH_SERVE_MLFLOW"))
+    mlflow_ui_port: int = Field(
+        5000, ge=0, le=65535, validation_alias=_env("HERALDBENCH_MLFLOW_UI_PORT")
     )
     max_body_bytes: int = Field(
         1024 * 1024, ge=1024, validation_alias=_env("HERALDBENCH_MAX_BODY_BYTES")

@@ -84,9 +84,8 @@ def _tuning_available() -> bool:
 def config(settings: SettingsDep, dispatcher: DispatcherDep) -> ConfigOut:
     """Auth, links to MLflow and the Dask dashboard, scheduler knobs, hardware profiles."""
     uri = settings.resolved_tracking_uri
+    # The UI the service serves (mlflow_ui.py) or was told of, else the tracking server.
     mlflow_ui = settings.mlflow_ui_url or (uri if uri and uri.startswith("http") else None)
-    if mlflow_ui is None and uri is not None:
-        mlflow_ui = "http://127.0.0.1:5000"  # `mlflow ui --backend-store-uri <uri>`
     return ConfigOut(
         auth_required=settings.auth_required,
         mlflow_ui_url=mlflow_ui,
