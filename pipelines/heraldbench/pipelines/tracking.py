@@ -18,6 +18,7 @@ import functools
 import os
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -42,6 +43,7 @@ __all__ = [
     "run_url",
     "series_metrics",
     "tracking_uri",
+    "ui_base",
     "ui_hint",
 ]
 
@@ -73,9 +75,34 @@ def _is_local(uri: str) -> bool:
 
 def ui_hint(uri: str) -> str:
     """How a user opens the MLflow UI on ``uri``."""
-    if uri.startswith("sqlite:"):
-        return f"mlflow ui --backend-store-uri {uri}   # then open {_UI}"
-    return f"open {uri}" if uri.startswith("http") else f"mlflow ui --backend-store-uri {uri}"
+    if uri.startswith("http"):
+        return f"open {uri}"
+    return (
+        f"`heraldbench serve` (serves MLflow's UI on {_UI} with the service), or "
+        f"`mlflow ui --backend-store-uri {uri}`"
+    )
+
+
+def ui_base(uri: str, run_id: str) -> str | None:
+    """The MLflow UI that shows run ``run_id`` of ``uri``, or None when none does now.
+
+    A tracking server is its own UI. For a local store: ``HERALDBENCH_MLFLOW_UI_URL``, else where
+    ``heraldbench serve`` serves MLflow (``HERALDBENCH_MLFLOW_UI_PORT``, default 5000), if it
+    answers for that run there (so a UI on another store is never linked). No UI: no link, since
+    a printed link must open.
+    """
+    if uri.startswith("http"):
+        return uri.rstrip("/")
+    port = os.environ.get("HERALDBENCH_MLFLOW_UI_PORT") or "5000"
+    base = (os.environ.get("HERALDBENCH_MLFLOW_UI_URL") or f"http://127.0.0.1:{port}").rstrip("/")
+    if not base.startswith(("http://", "https://")):
+        return None
+    probe = f"{base}/ajax-api/2.0/mlflow/runs/get?run_id={run_id}"
+    try:
+        with urllib.request.urlopen(probe, timeout=3) as response:  # noqa: S310 - http(s) only
+            return base if response.status == 200 else None
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -86,14 +113,21 @@ class Target:
     experiment_id: str
     parent_run_id: str
 
-    def url(self, run_id: str | None = None) -> str:
-        return run_url(self.uri, self.experiment_id, run_id or self.parent_run_id)
+    @functools.cached_property
+    def ui(self) -> str | None:
+        """The MLflow UI showing this target (:func:`ui_base`), looked up once."""
+        return ui_base(self.uri, self.parent_run_id)
+
+    def url(self, run_id: str | None = None) -> str | None:
+        """The UI address of a run (default: the parent run), None without a UI."""
+        if self.ui is None:
+            return None
+        return run_url(self.ui, self.experiment_id, run_id or self.parent_run_id)
 
 
-def run_url(uri: str, experiment_id: str, run_id: str) -> str:
-    """The UI address of a run (on the server, or on ``mlflow ui``'s default port)."""
-    base = uri.rstrip("/") if uri.startswith("http") else _UI
-    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}"
+def run_url(base: str, experiment_id: str, run_id: str) -> str:
+    """The address of a run on the MLflow UI at ``base``."""
+    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 
 @functools.lru_cache(maxsize=1)
