@@ -180,6 +180,27 @@ def test_every_mlflow_link_the_cli_prints_opens(env, tmp_path, mlflow_uri) -> No
         ui.stop()
 
 
+def test_run_prints_no_mlflow_info_lines(client, tmp_path) -> None:
+    """A first run creates the MLflow store: MLflow's and alembic's INFO lines stay quiet."""
+    import os
+    import subprocess
+    import sys
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "quiet", "dataset": {"kind": "synthetic-criteo", "samples": 2000, "scale": 0.005},
+        "cluster": {"workers": 2, "batch_size": 32}, "schedulers": [{"kind": "naive"}]}))
+    env = {**os.environ, "HERALDBENCH_HOME": str(tmp_path / "fresh"), "COLUMNS": "120",
+           "DASK_SCHEDULER_ADDRESS": client.scheduler.address}  # fmt: skip
+    env.pop("MLFLOW_TRACKING_URI", None)
+    code = "from heraldbench.api.cli import main; main()"
+    done = subprocess.run([sys.executable, "-c", code, "run", str(spec)], capture_output=True,
+                          text=True, timeout=300, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "fresh" / "mlflow.db").is_file()
+    assert " INFO " not in done.stdout + done.stderr, done.stderr
+
+
 def test_run_refuses_a_grid_over_the_cap_before_starting_anything(tmp_path) -> None:
     values = list(range(1, 151))
     spec = tmp_path / "big.yaml"

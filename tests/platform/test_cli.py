@@ -100,3 +100,18 @@ def test_validate_refuses_what_could_not_run(tmp_path: Path) -> None:
         result = _cli("validate", str(path))
         assert result.returncode == 2, (name, result.stdout, result.stderr)
         assert said[name] in result.stderr.replace("\n", ""), (name, result.stderr)
+
+
+def test_version_help_and_schedulers_read_as_documented() -> None:
+    from importlib import metadata
+
+    version = _cli("--version")
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"heraldbench {metadata.version('heraldbench')}"
+    for command in ("simulate", "validate", "train"):
+        help_text = _cli(command, "--help").stdout
+        assert "SPEC" in help_text and "{spec}" not in help_text, command
+        assert "<bool>" not in help_text, command
+    listing = _cli("schedulers").stdout
+    assert "research/" not in listing and "embedding_dim" not in listing
+    assert "hot_ratio" in listing and "lookahead" in listing

@@ -7,6 +7,8 @@ The platform's typer app is extended here (the platform never imports the pipeli
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,6 +25,12 @@ from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.units import parse_bytes
 
 __all__ = ["app", "main"]
+
+# MLflow and alembic log INFO lines (store creation, migrations) to the terminal; the commands
+# print what matters themselves. MLflow sets its logger's level from MLFLOW_LOGGING_LEVEL when it
+# is imported (later, and in the LocalCluster's worker processes, which inherit the variable).
+os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 Address = Annotated[
     str | None,
@@ -56,7 +64,10 @@ def _read_document(path: Path) -> dict[str, Any]:
 
 @app.command()
 def run(
-    spec: Annotated[Path, typer.Argument(help="experiment spec; lists of knob values make a grid")],
+    spec: Annotated[
+        Path,
+        typer.Argument(metavar="SPEC", help="experiment spec; lists of knob values make a grid"),
+    ],
     scheduler_address: Address = None,
     workers: Workers = 2,
     out_dir: Annotated[
@@ -98,8 +109,12 @@ def run(
 
 @app.command()
 def preprocess(
-    kind: Annotated[str, typer.Argument(help="raw format: criteo-tsv, avazu-csv or movielens")],
-    inputs: Annotated[list[Path], typer.Argument(help="raw files, read one after the other")],
+    kind: Annotated[
+        str, typer.Argument(metavar="KIND", help="raw format: criteo-tsv, avazu-csv or movielens")
+    ],
+    inputs: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="raw files, read one after the other")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="folder of the prepared dataset")],
     frequency_threshold: Annotated[int, typer.Option(help="rarer values share one row")] = 0,
     max_samples: Annotated[int | None, typer.Option(help="keep the first N samples")] = None,
@@ -202,7 +217,9 @@ def quickstart(
 
 @app.command()
 def tune(
-    spec: Annotated[Path, typer.Argument(help="experiment spec with a tuning section")],
+    spec: Annotated[
+        Path, typer.Argument(metavar="SPEC", help="experiment spec with a tuning section")
+    ],
     trials: Annotated[
         int | None, typer.Option(min=1, help="trials to add (default: tuning.trials)")
     ] = None,
