@@ -41,7 +41,7 @@ def _register(db: Database, settings: Settings, body: DatasetCreate) -> tuple[in
                 {
                     "field": "path",
                     "value": body.path,
-                    "message": "no such file under the data folders",
+                    "message": f"{path} is not a file (the path tried, under the data folders)",
                 }
             ]
         )
