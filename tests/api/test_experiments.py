@@ -177,3 +177,22 @@ def test_an_idempotency_key_lands_a_retried_post_once(api) -> None:
     again = api.post("/api/experiments", json=tiny_spec(), headers=headers).json()
     assert first["id"] == again["id"]
     assert api.get("/api/experiments").json()["count"] == 1
+
+
+def test_an_experiment_downloads_as_one_archive(api_sqlite) -> None:
+    import io
+    import zipfile
+
+    experiment_id = submit(api_sqlite, tiny_spec(cache={"ratio": [0.1, 0.2]}))
+    wait_finished(api_sqlite, experiment_id)
+    response = api_sqlite.get(f"/api/experiments/{experiment_id}/archive")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
+    assert f"experiment-{experiment_id}-tiny.zip" in response.headers["content-disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = set(archive.namelist())
+    assert json.loads(archive.read("results.json"))["id"] == experiment_id
+    for group in ("point-0-seed-0", "point-1-seed-0"):
+        for file in ("table1.md", "comparison.md", "comparison.csv", "table1.png"):
+            assert f"report/{group}/{file}" in names, (group, file, names)
+    assert "herald" in archive.read("report/point-1-seed-0/comparison.csv").decode()
+    assert api_sqlite.get("/api/experiments/424242/archive").status_code == 404

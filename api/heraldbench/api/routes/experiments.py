@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
@@ -112,6 +113,35 @@ def get_experiment(
 ) -> ExperimentDetail:
     """One experiment with its spec, status, progress and every run's results."""
     return experiment_detail(crud.get_experiment(db, experiment_id=experiment_id), settings)
+
+
+def _archive(db: Any, settings: Any, experiment_id: int) -> tuple[str, bytes]:
+    from heraldbench.api.archive import experiment_archive
+
+    experiment = crud.get_experiment(db, experiment_id=experiment_id)
+    detail = experiment_detail(experiment, settings).model_dump(mode="json")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", experiment.name)
+    return f"experiment-{experiment_id}-{name}.zip", experiment_archive(experiment, detail)
+
+
+@router.get(
+    "/{experiment_id}/archive",
+    response_class=Response,
+    dependencies=[Depends(require_read)],
+    responses={**ERRORS, 200: {"content": {"application/zip": {}},
+                               "description": "results.json and the report"}},  # fmt: skip
+)
+async def download_experiment(
+    experiment_id: RowId, db: DatabaseDep, settings: SettingsDep
+) -> Response:
+    """One zip: results.json, and per (point, seed) the report (Table 1 and the comparison as
+    markdown, comparison.csv, their charts)."""
+    filename, content = await run_in_threadpool(_archive, db, settings, experiment_id)
+    return Response(
+        content,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
 
 
 @router.post(
