@@ -144,6 +144,8 @@ def make_settings(tmp_path: Path, dask_address: str, data_dir: Path) -> Callable
             "orphan_grace_seconds": 60,
             "api_token": None,
             "web_dir": tmp_path / "no-web",
+            "trusted_hosts": ("testserver", "127.0.0.1", "localhost"),
+            "mlflow_ui_port": 0,  # a free port: never another service's 5000
         }
         values.update(overrides)
         return Settings(**values)

@@ -60,3 +60,26 @@ def test_serve_is_one_of_the_heraldbench_commands() -> None:
     for command in ("serve", "run", "simulate", "preprocess", "quickstart"):
         assert command in result.output
     assert "--port" in CliRunner().invoke(app, ["serve", "--help"]).output
+
+
+def test_home_is_not_read_from_the_users_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``$HOME`` (and bare field names such as ``TRACK``) configure nothing."""
+    monkeypatch.delenv("HERALDBENCH_HOME", raising=False)
+    monkeypatch.delenv("HERALDBENCH_TRACK", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("TRACK", "false")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings()
+    assert settings.home_dir == tmp_path / ".heraldbench"
+    assert settings.track
+    for url in (
+        settings.resolved_database_url,
+        settings.resolved_tracking_uri,
+        settings.resolved_optuna_storage,
+    ):
+        assert url == f"sqlite:///{tmp_path / '.heraldbench' / Path(url).name}"
+    assert settings.prepared_root == tmp_path / ".heraldbench" / "prepared"
+    monkeypatch.setenv("HERALDBENCH_HOME", str(tmp_path / "elsewhere"))
+    assert Settings().home_dir == tmp_path / "elsewhere"

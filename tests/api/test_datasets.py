@@ -68,3 +68,33 @@ def test_a_missing_file_and_a_bad_kind_are_422(api_sqlite) -> None:
 
 def test_unknown_datasets_are_404(api_sqlite) -> None:
     assert api_sqlite.get("/api/datasets/99").status_code == 404
+
+
+def test_the_forms_placeholder_path_works_as_written(serve, sqlite_url, tmp_path, monkeypatch):
+    """With the default data folder (./data), the path the form suggests is the one to type."""
+    import re
+
+    form = (Path(__file__).resolve().parents[2] / "web/js/pages/datasets.js").read_text()
+    placeholder = re.search(r'id: "ds-path".*?placeholder: "([^"]+)"', form)[1]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / placeholder).parent.mkdir(parents=True, exist_ok=True)
+    criteo(tmp_path / placeholder, lines=50)
+    with serve(sqlite_url, data_dirs=(Path("data"),)) as api:
+        response = api.post(
+            "/api/datasets", json={"name": "day0", "kind": "criteo-tsv", "path": placeholder}
+        )
+        assert response.status_code == 202, response.text
+        dataset = _wait_dataset(api, response.json()["id"])
+        assert dataset["path"] == str((tmp_path / placeholder).resolve())
+
+
+def test_path_errors_say_which_path_was_tried(api_sqlite, data_dir: Path) -> None:
+    response = api_sqlite.post(
+        "/api/datasets", json={"name": "x", "kind": "criteo-tsv", "path": "missing/day.tsv"}
+    )
+    assert response.status_code == 422
+    assert str(data_dir.resolve() / "missing" / "day.tsv") in response.json()["detail"][0]["message"]
+    response = api_sqlite.post(
+        "/api/datasets", json={"name": "x", "kind": "criteo-tsv", "path": "/etc/passwd"}
+    )
+    assert "/etc/passwd does not lie under a data folder" in response.json()["detail"][0]["message"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 from tests.api.helpers import poll, submit, tiny_spec, wait_finished
@@ -63,13 +65,26 @@ def test_a_grid_becomes_one_run_per_point_seed_and_scheduler(api) -> None:
     assert all(r["relative"]["overall"] is not None for r in experiment["runs"])
 
 
+def _shardless_dataset(folder: Path) -> Path:
+    """A prepared dataset whose manifest passes the submission's checks but whose shard is gone."""
+    from heraldbench.platform.data.prepared import FORMAT, FORMAT_VERSION, MANIFEST
+
+    folder.mkdir()
+    tables = [{"name": f"C{i}", "rows": 1000} for i in range(1, 27)]
+    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "tables": tables, "dense": [],
+                "samples": 2000, "shards": [{"file": "shards/part-00000.parquet"}]}  # fmt: skip
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+    return folder
+
+
 def test_a_failed_run_shows_its_error(api, data_dir: Path) -> None:
-    spec = tiny_spec(dataset={"kind": "prepared", "path": str(data_dir / "missing")})
+    folder = _shardless_dataset(data_dir / "broken")
+    spec = tiny_spec(dataset={"kind": "prepared", "path": str(folder)})
     experiment = wait_finished(api, submit(api, spec))
     assert experiment["status"] == "failed"
     assert experiment["error"].startswith("2 of 2 runs failed")
     run = experiment["runs"][0]
-    assert run["status"] == "failed" and "DataError" in run["error"] and "missing" in run["error"]
+    assert run["status"] == "failed" and "DataError" in run["error"] and "part-00000" in run["error"]
     assert "Traceback" in run["traceback"]
 
 
@@ -162,3 +177,22 @@ def test_an_idempotency_key_lands_a_retried_post_once(api) -> None:
     again = api.post("/api/experiments", json=tiny_spec(), headers=headers).json()
     assert first["id"] == again["id"]
     assert api.get("/api/experiments").json()["count"] == 1
+
+
+def test_an_experiment_downloads_as_one_archive(api_sqlite) -> None:
+    import io
+    import zipfile
+
+    experiment_id = submit(api_sqlite, tiny_spec(cache={"ratio": [0.1, 0.2]}))
+    wait_finished(api_sqlite, experiment_id)
+    response = api_sqlite.get(f"/api/experiments/{experiment_id}/archive")
+    assert response.status_code == 200 and response.headers["content-type"] == "application/zip"
+    assert f"experiment-{experiment_id}-tiny.zip" in response.headers["content-disposition"]
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = set(archive.namelist())
+    assert json.loads(archive.read("results.json"))["id"] == experiment_id
+    for group in ("point-0-seed-0", "point-1-seed-0"):
+        for file in ("table1.md", "comparison.md", "comparison.csv", "table1.png"):
+            assert f"report/{group}/{file}" in names, (group, file, names)
+    assert "herald" in archive.read("report/point-1-seed-0/comparison.csv").decode()
+    assert api_sqlite.get("/api/experiments/424242/archive").status_code == 404

@@ -45,6 +45,7 @@ def fuzz_client(tmp_path_factory: pytest.TempPathFactory, dask_cluster: Any) -> 
             track=False,
             data_dirs=(folder / "data",),
             web_dir=folder / "no-web",
+            trusted_hosts=("testserver",),
         )
     )
     with TestClient(app, raise_server_exceptions=False) as client:

@@ -67,3 +67,16 @@ def test_the_web_ui_is_served_at_the_root_after_the_api(serve, sqlite_url, tmp_p
         assert "<title>ui</title>" in api.get("/").text
         assert api.get("/api/health").json()["status"] == "ok"
         assert api.get("/api/nope").status_code == 404
+
+
+def test_a_grid_over_the_run_cap_is_refused_on_every_endpoint(api_sqlite) -> None:
+    """Counted from the axes: validate (open even with a token) and submit both refuse it."""
+    values = list(range(1, 151))
+    grid = tiny_spec(
+        embedding_dim=values, schedulers=[{"kind": "herald", "lookahead": values}]
+    )  # 150 points x 151 schedulers = 22,650 runs
+    for path in ("/api/specs/validate", "/api/experiments"):
+        response = api_sqlite.post(path, json=grid)
+        assert response.status_code == 422, (path, response.text[:300])
+        assert "22,650 runs" in response.json()["detail"][0]["message"]
+    assert api_sqlite.get("/api/experiments").json()["count"] == 0

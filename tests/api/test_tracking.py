@@ -18,6 +18,18 @@ def tracked(serve, sqlite_url, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield api, uri
 
 
+def _opens(url: str) -> bool:
+    """Whether ``url`` answers 200, as a browser would open it."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
 def test_runs_are_tracked_in_mlflow(tracked) -> None:
     from mlflow import MlflowClient
 
@@ -25,7 +37,8 @@ def test_runs_are_tracked_in_mlflow(tracked) -> None:
     experiment = wait_finished(api, submit(api, tiny_spec(name="tracked")), timeout=120)
     assert experiment["status"] == "succeeded", experiment
     assert experiment["tracking_error"] is None
-    assert experiment["mlflow_url"].startswith("http://127.0.0.1:5000/#/experiments/")
+    ui = api.get("/api/config").json()["mlflow_ui_url"]
+    assert ui.startswith("http://127.0.0.1:") and experiment["mlflow_url"].startswith(ui)
     client = MlflowClient(uri)
     parent_id = experiment["mlflow_url"].rsplit("/", 1)[-1]
     # The last run's task ends the parent run just after it stores its own result.
@@ -37,3 +50,16 @@ def test_runs_are_tracked_in_mlflow(tracked) -> None:
         assert mlflow_run.data.metrics["relative/overall"] == pytest.approx(
             run["relative"]["overall"]
         )
+    # Every link opens, on the MLflow UI the service started, on the store the runs are in.
+    poll(lambda: _opens(ui), timeout=120, interval=0.5)
+    for url in [experiment["mlflow_url"]] + [r["mlflow_run_url"] for r in experiment["runs"]]:
+        assert _opens(url), url
+        run_id = url.rsplit("/", 1)[-1]
+        assert _opens(f"{ui}/ajax-api/2.0/mlflow/runs/get?run_id={run_id}"), run_id
+
+
+def test_no_link_is_given_where_no_mlflow_ui_serves_the_store(serve, sqlite_url, tmp_path) -> None:
+    home = tmp_path / "home"
+    uri = f"sqlite:///{home / 'mlflow.db'}"
+    with serve(sqlite_url, track=True, mlflow_tracking_uri=uri, home=home, serve_mlflow=False) as api:
+        assert api.get("/api/config").json()["mlflow_ui_url"] is None

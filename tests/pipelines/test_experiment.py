@@ -63,7 +63,11 @@ def test_runs_land_as_nested_mlflow_runs_with_params_metrics_and_artifacts(
     parent = mlflow.get_run(submission.target.parent_run_id)
     assert parent.info.status == "FINISHED"
     assert parent.data.params["grid.axes"] == "cache.ratio"
-    assert parent.data.metrics["runs_finished"] == 12
+    assert parent.data.metrics["runs/finished"] == 12
+    assert parent.data.metrics["run/wall_seconds"] > 0  # the runs' own name for it
+    experiment = mlflow.get_experiment(parent.info.experiment_id)
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    assert experiment.tags["heraldbench.version"] and experiment.tags["heraldbench.git_commit"]
     parent_files = {a.path for a in mlflow.list_artifacts(parent.info.run_id)}
     assert {"spec.yaml", "results.json", "comparison.csv", "plots", "report"} <= parent_files
     assert [a.path for a in mlflow.list_artifacts(parent.info.run_id, "plots")] == [
@@ -84,6 +88,14 @@ def test_runs_land_as_nested_mlflow_runs_with_params_metrics_and_artifacts(
     assert herald.data.params["dataset.samples"] == "4000"
     for name in ("totals/overall", "counts/miss_pull", "relative/overall", "run/iterations"):
         assert name in herald.data.metrics, name
+    for run in (parent, *runs):
+        assert "None" not in run.data.params.values(), run.data.params
+    for name in herald.data.metrics:
+        if name.startswith("iteration/"):  # allreduce and metadata are zero throughout: not logged
+            history = mlflow.get_metric_history(herald.info.run_id, name)
+            assert any(m.value != 0 for m in history), name
+    assert "iteration/miss_pull" in herald.data.metrics
+    assert "iteration/allreduce" not in herald.data.metrics
     iterations = int(herald.data.metrics["run/iterations"])
     history = mlflow.get_metric_history(herald.info.run_id, "iteration/miss_pull")
     stride = int(herald.data.tags["heraldbench.series_stride"])
@@ -137,4 +149,4 @@ def test_a_failing_run_is_recorded_while_the_others_complete(client, mlflow_uri,
         assert "Traceback" in error
     assert all(by_id[r.run_id].info.status == "FINISHED" for r in finished)
     parent = mlflow.get_run(submission.target.parent_run_id)
-    assert parent.info.status == "FINISHED" and parent.data.metrics["runs_failed"] == 2
+    assert parent.info.status == "FINISHED" and parent.data.metrics["runs/failed"] == 2

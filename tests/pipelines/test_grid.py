@@ -87,3 +87,42 @@ def test_a_field_that_takes_a_list_is_an_axis_only_for_a_list_of_lists() -> None
         ("hidden", ([64], [128, 64])),
         ("lr", (0.1, 0.01)),
     ]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"schedulers": [{"kind": "herald", "lookahead": [1, 2, 4]}]},
+        {"schedulers": [{"kind": "naive"}, {"kind": "het", "bound": [0, 1]}], "seeds": [0, 1]},
+        {
+            "schedulers": [{"kind": "herald", "lookahead": [1, 2]}, {"kind": "fae"}],
+            "cache": {"ratio": [0.01, 0.1]},
+            "cluster": {"workers": [2, 4], "batch_size": 8},
+            "seed": [3, 4, 5],
+        },
+    ],
+)
+def test_runs_are_counted_from_the_axes(fields) -> None:
+    from heraldbench.pipelines.grid import count_runs
+
+    document = {**BASE, **fields}
+    assert count_runs(document) == len(expand(document).runs)
+
+
+def test_a_grid_over_the_cap_is_refused_before_anything_is_expanded() -> None:
+    """10^10 runs: expanding them would never end, counting them is arithmetic."""
+    values = list(range(1, 101))
+    huge = {
+        **BASE,
+        "cluster": {"workers": 2, "batch_size": values},
+        "embedding_dim": values,
+        "dataset": {**BASE["dataset"], "samples": [1000 + v for v in values]},
+        "seeds": values,
+        "schedulers": [{"kind": "herald", "lookahead": values}],
+    }
+    with pytest.raises(SpecError, match=r"10,100,000,000 runs.*at most 10,000"):
+        expand(huge)
+    small = {**BASE, "schedulers": [{"kind": "herald", "lookahead": [1, 2, 3]}]}
+    with pytest.raises(SpecError, match="the grid has 4 runs"):
+        expand(small, max_runs=3)
+    assert len(expand(small, max_runs=4).runs) == 4

@@ -13,7 +13,7 @@ def test_the_default_store_is_sqlite_under_heraldbench_home(tmp_path, monkeypatc
     monkeypatch.setenv("HERALDBENCH_HOME", str(tmp_path / "home"))
     uri = tracking_uri()
     assert uri == f"sqlite:///{tmp_path / 'home' / 'mlflow.db'}"
-    assert ui_hint(uri).startswith(f"mlflow ui --backend-store-uri {uri}")
+    assert "heraldbench serve" in ui_hint(uri) and f"--backend-store-uri {uri}" in ui_hint(uri)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://mlflow:5000")
     assert tracking_uri() == "http://mlflow:5000"
     assert (
@@ -23,8 +23,21 @@ def test_the_default_store_is_sqlite_under_heraldbench_home(tmp_path, monkeypatc
 
 def test_params_are_the_flattened_spec() -> None:
     spec = {"cache": {"ratio": 0.1, "rows": None}, "cluster": {"workers": 8}, "name": "x"}
-    assert flatten(spec) == {"cache.ratio": "0.1", "cache.rows": "None", "cluster.workers": "8",
-                             "name": "x"}  # fmt: skip
+    assert flatten(spec) == {"cache.ratio": "0.1", "cluster.workers": "8", "name": "x"}
+
+
+def test_no_ui_is_linked_where_none_answers(tmp_path, monkeypatch) -> None:
+    from heraldbench.pipelines.tracking import Target, ui_base
+
+    monkeypatch.setenv("HERALDBENCH_MLFLOW_UI_URL", "http://127.0.0.1:9")  # nothing listens
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert ui_base(uri, "abc") is None and Target(uri, "1", "abc").url() is None
+    assert ui_base("http://mlflow:5000/", "abc") == "http://mlflow:5000"
+
+
+def test_series_that_stay_zero_are_not_logged() -> None:
+    metrics, _ = series_metrics({"allreduce": np.zeros(5), "hits": np.ones(5)}, cap=10)
+    assert {m.key for m in metrics} == {"iteration/hits"}
 
 
 def test_short_series_are_logged_at_every_iteration() -> None:

@@ -83,3 +83,35 @@ def test_too_small_cache_is_a_clear_error(tmp_path: Path) -> None:
     done = _cli("simulate", str(_write(tmp_path, dict(SPEC, cache={"rows": 10}))))
     assert done.returncode == 2
     assert "at least" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_validate_refuses_what_could_not_run(tmp_path: Path) -> None:
+    """A missing dataset file, a batch the cache cannot hold, `workers: true`: exit 2."""
+    cases = {
+        "missing": {**SPEC, "dataset": {"kind": "criteo-tsv", "path": str(tmp_path / "no.tsv")}},
+        "batch": {**SPEC, "cluster": {"workers": 4, "batch_size": 10**9}},
+        "bool": {**SPEC, "cluster": {"workers": True, "batch_size": 64}},
+    }
+    said = {"missing": str(tmp_path / "no.tsv"), "batch": "cluster.batch_size",
+            "bool": "cluster.workers"}  # fmt: skip
+    for name, spec in cases.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(spec))
+        result = _cli("validate", str(path))
+        assert result.returncode == 2, (name, result.stdout, result.stderr)
+        assert said[name] in result.stderr.replace("\n", ""), (name, result.stderr)
+
+
+def test_version_help_and_schedulers_read_as_documented() -> None:
+    from importlib import metadata
+
+    version = _cli("--version")
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"heraldbench {metadata.version('heraldbench')}"
+    for command in ("simulate", "validate", "train"):
+        help_text = _cli(command, "--help").stdout
+        assert "SPEC" in help_text and "{spec}" not in help_text, command
+        assert "<bool>" not in help_text, command
+    listing = _cli("schedulers").stdout
+    assert "research/" not in listing and "embedding_dim" not in listing
+    assert "hot_ratio" in listing and "lookahead" in listing

@@ -12,12 +12,8 @@ import pytest
 from PIL import Image
 
 from heraldbench.platform.exceptions import DataError, NotFoundError, UnknownNameError
-from heraldbench.platform.report import (
-    PUBLISHED_TABLE1,
-    plot_series,
-    report_command,
-    write_report,
-)
+from heraldbench.platform.report import PUBLISHED_TABLE1, plot_series, write_report
+from heraldbench.platform.report_files import report_command
 
 FILES = ["table1.md", "comparison.md", "comparison.csv", "table1.png", "comparison.png"]
 
@@ -219,3 +215,21 @@ def test_report_of_a_real_simulation(tmp_path: Path) -> None:
     assert float(records[0]["speedup"]) == 1.0
     assert float(records[1]["relative_overall"]) == doc["runs"][1]["relative"]["overall"]
     assert "not run" in (tmp_path / "table1.md").read_text()  # no ablations in this spec
+
+
+def test_report_command_reads_a_grid_submissions_results(tmp_path: Path) -> None:
+    """`heraldbench run --out` / quickstart's results.json: one report per (point, seed)."""
+    def submitted(point: str, seed: int, kind: str, relative) -> dict:
+        result = {**_run(kind, relative), "cache_rows": 100, "dataset": {"samples": 10}}
+        return {"action": "simulate", "label": kind, "point": point, "seed": seed,
+                "status": "finished", "result": result}  # fmt: skip
+
+    runs = [submitted(p, 0, k, r) for p in ("cache.ratio=0.1", "cache.ratio=0.2")
+            for k, r in (("naive", (1, 1, 1)), ("herald", (0.5, 0.4, 0.45)))]  # fmt: skip
+    runs.append({**runs[0], "status": "failed", "result": None})
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"experiment": {"name": "g", "spec": {}}, "runs": runs}))
+    written = report_command(path, tmp_path / "out", "tcp-100g")
+    folders = sorted({p.parent.name for p in written})
+    assert folders == ["point-0-seed-0", "point-1-seed-0"]
+    assert "herald" in (tmp_path / "out" / "point-1-seed-0" / "table1.md").read_text()

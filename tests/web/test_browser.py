@@ -217,3 +217,48 @@ def test_a_bad_spec_shows_each_error_at_its_field(
     ok.wait_for()
     assert "2 runs" in ok.inner_text()  # herald plus the naive baseline the service adds
     page.check_clean()
+
+
+def _api(app: RunningApp, method: str, path: str, body: Any = None) -> Any:
+    import json
+    import urllib.request
+
+    request = urllib.request.Request(
+        f"{app.url}{path}", method=method, data=json.dumps(body).encode() if body else None,
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {TOKEN}"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - loopback
+        return json.load(response)
+
+
+def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
+    app: RunningApp, page: Watched, shots: Path
+) -> None:
+    from heraldbench.platform.schedulers import registered
+
+    p = page.page
+    p.goto(f"{app.url}/#/new")
+    card = p.get_by_test_id("preset-every-scheduler")
+    card.wait_for()
+    assert card.locator(".chip").count() == len(registered())
+
+    spec = {"name": "ui-allreduce", "dataset": {"kind": "synthetic-criteo", "samples": 20000,
+            "scale": 0.002, "seed": 1}, "cluster": {"workers": 4, "batch_size": 32},
+            "schedulers": [{"kind": "naive"}, {"kind": "fae"}]}  # fmt: skip
+    experiment_id = _api(app, "POST", "/api/experiments", spec)["id"]
+    p.goto(f"{app.url}/#/experiments/{experiment_id}")
+    p.wait_for_selector(
+        "[data-testid='experiment-status'][data-status='succeeded']", timeout=RUN_TIMEOUT_MS
+    )
+    table = p.get_by_test_id("comparison-table")
+    assert table.get_by_test_id("allreduce-head").count() == 1
+    fae = table.locator("tr[data-kind='fae'] [data-testid='allreduce-cell']").inner_text()
+    assert re.search(r"[1-9]", fae), fae
+    p.screenshot(path=str(shots / "allreduce.png"), full_page=True)
+    with p.expect_download() as download:
+        p.get_by_test_id("experiment-download").click()
+    import zipfile
+
+    names = zipfile.ZipFile(download.value.path()).namelist()
+    assert {"results.json", "report/table1.md", "report/comparison.csv"} <= set(names), names
+    page.check_clean()

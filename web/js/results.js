@@ -70,7 +70,7 @@ export function totalsOf(run) {
   const push = pick("push", sum("evict_push", "update_push"));
   const allreduce = isNum(c.allreduce) ? c.allreduce : 0;
   const overall = pick("overall", isNum(pull) && isNum(push) ? pull + push + allreduce : null);
-  return { pull, push, overall, flush: isNum(c.flush_push) ? c.flush_push : null };
+  return { pull, push, overall, allreduce: isNum(c.allreduce) ? c.allreduce : null, flush: isNum(c.flush_push) ? c.flush_push : null };
 }
 
 export function kindOf(run) {

@@ -7,13 +7,16 @@
     UnavailableError                                       -> 503
     InvariantViolation, any other error                    -> 500
 
-A 422 names the field (a dotted path in the submitted document) and the value it had. Pydantic's
+A 422 names the field (a dotted path in the submitted document) and the value it had, as JSON
+when JSON can hold it and as text otherwise (``nan``), cut to :data:`ECHO_CHARS` characters.
+Pydantic's
 errors are read from the ``ValidationError`` behind a :class:`SpecError`; a spec error raised
 without one (``seeds: ...``) is split at its leading ``field:``.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any
@@ -35,11 +38,13 @@ from heraldbench.platform.exceptions import (
     UnknownNameError,
 )
 
-__all__ = ["FieldProblem", "SpecFieldError", "install_error_handlers", "status_of"]
+__all__ = ["ECHO_CHARS", "FieldProblem", "SpecFieldError", "install_error_handlers", "status_of"]
 
 logger = logging.getLogger("heraldbench.api")
 
 FieldProblem = dict[str, Any]
+#: An echoed value longer than this (as JSON) is shown as the start of its text.
+ECHO_CHARS = 300
 
 _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (NotFoundError, 404),
@@ -72,7 +77,7 @@ def status_of(exc: BaseException) -> int:
 def problems_of(exc: BaseException, document: Any = None) -> list[FieldProblem]:
     """Field/message/value problems of a 422 error."""
     if isinstance(exc, SpecFieldError):
-        return exc.problems
+        return [{**p, "value": shown(p.get("value"))} for p in exc.problems]
     validation = _validation_cause(exc)
     if validation is not None:
         context = _context(str(exc))
@@ -106,8 +111,23 @@ def _problem(err: Any, document: Any, context: str) -> FieldProblem:
     return {
         "field": _field(err.get("loc", ()), document) or "(spec)",
         "message": f"{err.get('msg', 'invalid')}{context}",
-        "value": jsonable_encoder(value, custom_encoder={bytes: repr}),
+        "value": shown(value),
     }
+
+
+def shown(value: Any) -> Any:
+    """``value`` as a 422 echoes it: JSON if it is finite and short, else its text, cut."""
+    try:
+        encoded = jsonable_encoder(value, custom_encoder={bytes: repr})
+        text = json.dumps(encoded, allow_nan=False)
+    except (ValueError, TypeError):
+        encoded, text = None, None
+    if text is not None and len(text) <= ECHO_CHARS:
+        return encoded
+    full = value if isinstance(value, str) else (text or repr(value))
+    if len(full) <= ECHO_CHARS:
+        return full
+    return f"{full[:ECHO_CHARS]}… ({len(full):,} characters)"
 
 
 def _field(loc: tuple[Any, ...], document: Any) -> str:
@@ -139,12 +159,17 @@ def _request_problems(exc: RequestValidationError) -> list[FieldProblem]:
     for err in exc.errors():
         loc = list(err.get("loc", ()))
         where = loc[1:] if loc and loc[0] in ("body", "query", "path", "header") else loc
-        value = None if err.get("type") == "missing" else err.get("input")
+        value = None if err.get("type") in ("missing", "json_invalid") else err.get("input")
+        message = err.get("msg", "invalid")
+        if err.get("type") == "json_invalid":  # the body as a whole, at a character offset
+            where = []
+            if (err.get("ctx") or {}).get("error"):
+                message = f"{message}: {err['ctx']['error']}"
         problems.append(
             {
                 "field": ".".join(map(str, where)) or (str(loc[0]) if loc else None),
-                "message": err.get("msg", "invalid"),
-                "value": jsonable_encoder(value, custom_encoder={bytes: repr}),
+                "message": message,
+                "value": shown(value),
             }
         )
     return problems

@@ -29,9 +29,11 @@ from starlette.concurrency import run_in_threadpool
 from heraldbench.api.core.config import Settings, get_settings
 from heraldbench.api.core.db import Database
 from heraldbench.api.dispatch import Dispatcher
+from heraldbench.api.mlflow_ui import planned_ui
 from heraldbench.api.errors import install_error_handlers
 from heraldbench.api.recovery import reconcile, reconcile_forever
 from heraldbench.api.routes import api_router
+from heraldbench.api.security import SecurityMiddleware
 
 __all__ = ["create_app", "lifespan"]
 
@@ -78,11 +80,14 @@ async def _connect_dask(settings: Settings) -> tuple[Any, Any]:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Start the service's resources, recover, serve, and close everything on shutdown."""
     settings: Settings = app.state.settings
+    mlflow_ui = app.state.mlflow_ui
     database = await run_in_threadpool(Database.connect, settings.resolved_database_url)
     client, cluster = await _connect_dask(settings)
     dispatcher = Dispatcher(client, settings)
     app.state.database, app.state.dispatcher = database, dispatcher
     await dispatcher.prepare_tracking()
+    if mlflow_ui is not None:
+        mlflow_ui.start()  # after the store's migration: two migrations of one file race
     await reconcile(database, dispatcher, grace_seconds=0)  # rows of earlier processes only
     reconnect = (lambda: _connect_dask(settings)) if settings.dask_scheduler_address else None
     background = asyncio.create_task(
@@ -105,6 +110,8 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if cluster is not None:
             await cluster.close()
         database.dispose()
+        if mlflow_ui is not None:
+            await run_in_threadpool(mlflow_ui.stop)
 
 
 def _route_id(route: APIRoute) -> str:
@@ -133,17 +140,44 @@ def _mount_web(app: FastAPI, settings: Settings) -> None:
         )
 
 
+def _declare_security_only_with_a_token(app: FastAPI, settings: Settings) -> None:
+    """The OpenAPI document declares bearer security (and its 401s) only when a token is set:
+    without one, every endpoint is open and a client that follows the document sends none."""
+    if settings.auth_required:
+        return
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    operation.pop("security", None)
+                    operation.get("responses", {}).pop("401", None)
+            schema.get("components", {}).pop("securitySchemes", None)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service, configured by ``settings`` (default: from the environment)."""
+    settings = settings or get_settings()
+    mlflow_ui = planned_ui(settings)
+    if mlflow_ui is not None:  # every MLflow link the service gives points there
+        settings = settings.model_copy(update={"mlflow_ui_url": mlflow_ui.url})
     app = FastAPI(
         title="heraldbench",
         version=_version(),
         summary="Benchmark embedding-cache schedulers: submit experiments, read results.",
         lifespan=lifespan,
         generate_unique_id_function=_route_id,
+        max_body_size=settings.max_body_bytes,
     )
-    app.state.settings = settings or get_settings()
+    app.state.settings, app.state.mlflow_ui = settings, mlflow_ui
+    app.add_middleware(SecurityMiddleware, trusted_hosts=settings.trusted_hosts)
     install_error_handlers(app)
     app.include_router(api_router)
     _mount_web(app, app.state.settings)  # last: / must not shadow /api
+    _declare_security_only_with_a_token(app, settings)
     return app

@@ -14,7 +14,7 @@ from typing import Any
 
 from heraldbench.api.core.config import Settings
 from heraldbench.api.errors import SpecFieldError
-from heraldbench.pipelines.grid import Grid, expand
+from heraldbench.pipelines.grid import Grid, check_runs, expand
 from heraldbench.platform.data.workload import BUILTIN_PROFILES, resolve_profile
 from heraldbench.platform.exceptions import ProfileError
 
@@ -32,33 +32,46 @@ def trainer_available() -> bool:
 def confine_path(path: str | Path, settings: Settings, field: str) -> Path:
     """``path`` resolved (symlinks followed) if it lies under an allowed folder.
 
-    Relative paths are taken relative to the first data folder.
+    A relative path is read as a shell would, from the service's working directory
+    (``data/criteo/train.txt`` with the default data folder ``./data``), and else relative to the
+    first data folder (``criteo/train.txt``); an existing candidate wins.
 
     Raises:
-        SpecFieldError: the path lies outside every data folder.
+        SpecFieldError: the path lies outside every data folder (the message names the paths
+            tried).
     """
     roots = settings.allowed_roots
     try:
-        candidate = Path(path).expanduser()
-        if not candidate.is_absolute():
-            candidate = roots[0] / candidate
-        resolved = candidate.resolve()
+        given = Path(path).expanduser()
+        bases = [Path.cwd(), roots[0]] if not given.is_absolute() else [Path("/")]
+        candidates = list(dict.fromkeys((base / given).resolve() for base in bases))
     except (OSError, ValueError, RuntimeError) as exc:  # too long, a NUL byte, a symlink loop
         raise SpecFieldError(
             [{"field": field, "value": str(path), "message": f"not a usable path ({exc})"}]
         ) from None
-    if any(resolved.is_relative_to(root) for root in roots):
-        return resolved
+    allowed = [c for c in candidates if any(c.is_relative_to(root) for root in roots)]
+    existing = [c for c in allowed if _exists(c)]
+    if existing or allowed:
+        return (existing or allowed)[0]
     folders = ", ".join(str(r) for r in roots)
+    tried = " or ".join(str(c) for c in candidates)
     raise SpecFieldError(
         [
             {
                 "field": field,
                 "value": str(path),
-                "message": f"must lie under a data folder (HERALDBENCH_DATA_DIRS): {folders}",
+                "message": f"{tried} does not lie under a data folder (HERALDBENCH_DATA_DIRS): "
+                f"{folders}",
             }
         ]
     )
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def is_file(path: Path) -> bool:
@@ -90,6 +103,7 @@ def plan_experiment(document: Any, settings: Settings) -> Grid:
                 _check_profile(confined[key])
         value = str(confined[key]) if field == "profile" else confined[key]
         grid.runs[index] = _with_dataset(run, run.spec.dataset.model_copy(update={field: value}))
+    check_runs(grid)  # after confinement: only files under the data folders are looked at
     if grid.runs and grid.runs[0].spec.mode == "train" and not trainer_available():
         raise SpecFieldError(
             [

@@ -28,7 +28,6 @@ __all__ = [
 
 #: Points per series at most in API responses (docs/api.md).
 SERIES_POINTS = 500
-_MLFLOW_UI = "http://127.0.0.1:5000"  # where `mlflow ui` serves a local store
 _NO_RELATIVE = {"pull": None, "push": None, "overall": None}
 
 
@@ -53,10 +52,13 @@ def json_safe(value: Any) -> Any:
 def mlflow_link(
     ui_base: str | None, uri: str | None, experiment_id: str | None, run_id: str | None
 ) -> str | None:
-    """The MLflow UI address of a run: ``ui_base``, else the tracking server, else ``mlflow ui``."""
+    """The MLflow UI address of a run: ``ui_base``, else the tracking server; None when no UI
+    serves the store (a link that would not open is no link)."""
     if not (uri and experiment_id and run_id):
         return None
-    base = ui_base or (uri if uri.startswith("http") else _MLFLOW_UI)
+    base = ui_base or (uri if uri.startswith("http") else None)
+    if base is None:
+        return None
     return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs/{run_id}"
 
 

@@ -61,7 +61,9 @@ class Message(BaseModel):
 
 
 class Health(BaseModel):
-    status: Literal["ok"]
+    """``unhealthy`` (HTTP 503) when the app database cannot be used."""
+
+    status: Literal["ok", "unhealthy"]
     database: Literal["ok", "unavailable"]
     dask: Literal["ok", "unavailable"]
     version: str

@@ -86,19 +86,32 @@ def execute_run(database_url: str, run_id: int, dask_key: str, target: Any = Non
     return status
 
 
-class _ProgressWriter:
-    """Stores a running run's fraction done, at most every ``interval`` seconds.
+class RunCancelled(Exception):
+    """Raised inside a running simulation or training when its run was cancelled."""
 
-    Progress is advisory: a failed write is dropped (the run's outcome is what must not be lost),
-    and the row is only touched while it is still this task's running row.
+
+class _ProgressWriter:
+    """Stores a running run's fraction done, and stops the run once it was cancelled.
+
+    The simulator and the trainer call it between iterations. At most every ``check`` seconds it
+    reads the run's status; a run no longer running (cancelled by request) raises
+    :class:`RunCancelled` there, so the computation ends and the worker is free for the next
+    task. Progress itself is advisory: a failed write is dropped, and the row is only touched
+    while it is still this task's running row (at most every ``interval`` seconds).
     """
 
-    def __init__(self, db: Database, run_id: int, dask_key: str, interval: float = 1.0) -> None:
+    def __init__(
+        self, db: Database, run_id: int, dask_key: str, interval: float = 1.0, check: float = 0.5
+    ) -> None:
         self.db, self.run_id, self.dask_key, self.interval = db, run_id, dask_key, interval
-        self._last = time.monotonic()
+        self.check = check
+        self._last = self._checked = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
         now = time.monotonic()
+        if now - self._checked >= self.check:
+            self._checked = now
+            self._stop_if_cancelled()
         if total <= 0 or now - self._last < self.interval:
             return
         self._last = now
@@ -112,6 +125,19 @@ class _ProgressWriter:
                 )
         except Exception as exc:  # noqa: BLE001 - advisory; the run goes on
             logger.debug("progress of run %s not stored: %s", self.run_id, exc)
+
+    def _stop_if_cancelled(self) -> None:
+        try:
+            with self.db.read() as session:
+                row = session.execute(
+                    select(Run.status, Run.dask_key).where(Run.id == self.run_id)
+                ).first()
+        except Exception as exc:  # noqa: BLE001 - unknown: keep running
+            logger.debug("status of run %s not read: %s", self.run_id, exc)
+            return
+        if row is None or row.status != Status.RUNNING or row.dask_key != self.dask_key:
+            status = "deleted" if row is None else row.status
+            raise RunCancelled(f"run {self.run_id} was {status} while it ran")
 
 
 def _claim_run(db: Database, run_id: int, dask_key: str, target: Any) -> _Claim | None:
@@ -222,6 +248,7 @@ def _close_tracking(db: Database, experiment_id: int, target: Any) -> None:
     try:
         from mlflow import MlflowClient
 
+        from heraldbench.pipelines.submission_log import summary_metrics
         from heraldbench.pipelines.tracking import log_metrics
 
         with db.read() as session:
@@ -234,11 +261,10 @@ def _close_tracking(db: Database, experiment_id: int, target: Any) -> None:
             if run.mlflow_run_id and values:
                 log_metrics(client, run.mlflow_run_id, values)
         failed = sum(r.status == Status.FAILED for r in runs)
-        log_metrics(
-            client,
-            target.parent_run_id,
-            {"runs_finished": len(runs) - failed, "runs_failed": failed},
-        )
+        single = len({(r.point_index, r.seed) for r in runs}) == 1
+        overall = {r.label: figures[r.id].get("overall") for r in runs} if single else {}
+        finished = sum(r.status == Status.SUCCEEDED for r in runs)
+        log_metrics(client, target.parent_run_id, summary_metrics(finished, failed, overall))
         status = {Status.SUCCEEDED: "FINISHED", Status.FAILED: "FAILED"}.get(
             experiment.status, "KILLED"
         )

@@ -7,6 +7,8 @@ The platform's typer app is extended here (the platform never imports the pipeli
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,10 +20,17 @@ from rich.progress import Progress
 from heraldbench.pipelines.cluster import ClusterOptions, dask_client, visible_gpus
 from heraldbench.pipelines.console import print_submission, progress_bar, run_counter
 from heraldbench.platform.cli import _user_errors, app, err, out
+from heraldbench.platform.documents import read_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.units import parse_bytes
 
 __all__ = ["app", "main"]
+
+# MLflow and alembic log INFO lines (store creation, migrations) to the terminal; the commands
+# print what matters themselves. MLflow sets its logger's level from MLFLOW_LOGGING_LEVEL when it
+# is imported (later, and in the LocalCluster's worker processes, which inherit the variable).
+os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")
+logging.getLogger("alembic").setLevel(logging.WARNING)
 
 Address = Annotated[
     str | None,
@@ -47,16 +56,7 @@ def _cluster(
 
 def _read_document(path: Path) -> dict[str, Any]:
     """A (grid) spec file as a mapping; lists are allowed where the schema wants one value."""
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read spec file {path}: {exc.strerror}") from None
-    try:
-        document = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SpecError(
-            f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
-        )
+    document = read_document(path)
     if not isinstance(document, dict):
         raise SpecError(f"{path}: a spec must be a mapping of fields")
     return document
@@ -64,7 +64,10 @@ def _read_document(path: Path) -> dict[str, Any]:
 
 @app.command()
 def run(
-    spec: Annotated[Path, typer.Argument(help="experiment spec; lists of knob values make a grid")],
+    spec: Annotated[
+        Path,
+        typer.Argument(metavar="SPEC", help="experiment spec; lists of knob values make a grid"),
+    ],
     scheduler_address: Address = None,
     workers: Workers = 2,
     out_dir: Annotated[
@@ -75,12 +78,13 @@ def run(
 ) -> None:
     """Run every (point, seed, scheduler) of SPEC as a Dask task, log to MLflow, compare."""
     from heraldbench.pipelines.experiment import run_experiment
-    from heraldbench.pipelines.grid import expand
+    from heraldbench.pipelines.grid import check_runs, expand
     from heraldbench.pipelines.tracking import tracking_uri, ui_hint
 
     with _user_errors():
         document = _read_document(spec)
         grid = expand(document)  # fails before any cluster starts
+        check_runs(grid)
         uri = None if no_mlflow else tracking_uri()
         tasks = len(grid.runs) * (2 if any(r.spec.mode == "train" for r in grid.runs) else 1)
         options = _cluster(scheduler_address, workers, train=tasks > len(grid.runs))
@@ -105,8 +109,12 @@ def run(
 
 @app.command()
 def preprocess(
-    kind: Annotated[str, typer.Argument(help="raw format: criteo-tsv, avazu-csv or movielens")],
-    inputs: Annotated[list[Path], typer.Argument(help="raw files, read one after the other")],
+    kind: Annotated[
+        str, typer.Argument(metavar="KIND", help="raw format: criteo-tsv, avazu-csv or movielens")
+    ],
+    inputs: Annotated[
+        list[Path], typer.Argument(metavar="FILE", help="raw files, read one after the other")
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="folder of the prepared dataset")],
     frequency_threshold: Annotated[int, typer.Option(help="rarer values share one row")] = 0,
     max_samples: Annotated[int | None, typer.Option(help="keep the first N samples")] = None,
@@ -209,7 +217,9 @@ def quickstart(
 
 @app.command()
 def tune(
-    spec: Annotated[Path, typer.Argument(help="experiment spec with a tuning section")],
+    spec: Annotated[
+        Path, typer.Argument(metavar="SPEC", help="experiment spec with a tuning section")
+    ],
     trials: Annotated[
         int | None, typer.Option(min=1, help="trials to add (default: tuning.trials)")
     ] = None,

@@ -55,9 +55,11 @@ def print_submission(out: Console, err: Console, submission: Submission, hint: s
         out.print(_trained_table(submission, trained))
     for record in submission.failed:
         err.print(f"[red]failed[/] {record.task.run_name}: {record.error}", highlight=False)
-    if submission.target is not None:
-        out.print(f"MLflow run of this submission: {submission.url()}")
-        out.print(f"open the MLflow UI with: {hint}")
+    if submission.target is not None and submission.url() is not None:
+        out.print(f"MLflow run of this submission: {submission.url()}", soft_wrap=True)
+    elif submission.target is not None:
+        out.print(f"logged to MLflow ({submission.target.uri}); open its UI with: {hint}",
+                  soft_wrap=True, highlight=False)  # fmt: skip
 
 
 def _title(submission: Submission, point: int | None, seed: int | None, what: str = "") -> str:

@@ -12,13 +12,16 @@ only a list of lists is an axis. Every point is validated as a whole :class:`Exp
 bad value is reported with the field's path and the point it belongs to. Each (point, seed,
 scheduler) is one run; naive is added to every (point, seed) that lacks it, as the baseline of its
 relative figures.
+
+The number of runs is counted from the axes (:func:`count_runs`) before anything is expanded, and a
+grid of more than ``max_runs`` (default :data:`MAX_RUNS`) is refused at once.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
-import types
+import math
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,14 +29,23 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from heraldbench.platform._fields import field_annotation as _field_annotation
+from heraldbench.platform._fields import members as _members
+from heraldbench.platform._fields import nested_model as _nested_model
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.runner import BASELINE, scheduler_specs
 from heraldbench.platform.schedulers import registered
 from heraldbench.platform.spec import ExperimentSpec, parse_spec
 
-__all__ = ["Axis", "Grid", "GridPoint", "PlannedRun", "expand"]
+__all__ = [
+    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_runs", "check_size", "count_runs",
+    "expand",
+]
 
 KeyPath = tuple[str, ...]
+
+#: Grids beyond this many runs are refused (one Dask task and one database row per run).
+MAX_RUNS = 10_000
 
 
 @dataclass(frozen=True)
@@ -103,10 +115,49 @@ class Grid:
     runs: list[PlannedRun] = field(default_factory=list)
 
 
-def expand(document: dict[str, Any]) -> Grid:
-    """Expand a grid spec into validated runs; raises :class:`SpecError` naming the field."""
+def count_runs(document: dict[str, Any]) -> int:
+    """The runs ``document`` expands to (points x seeds x schedulers, naive included), counted
+    from its axes without expanding anything.
+
+    Raises:
+        SpecError: the document is not a mapping, or its seeds or an axis are malformed.
+    """
     if not isinstance(document, dict):
         raise SpecError(f"a spec must be a mapping of fields, got {type(document).__name__}")
+    doc = dict(document)  # _seeds pops keys of the top level only
+    seeds = len(_seeds(doc))
+    points = math.prod(len(a.values) for a in _axes(doc, ExperimentSpec, ()))
+    entries = doc.get("schedulers")
+    if not isinstance(entries, list):
+        return points * seeds
+    schedulers, has_baseline = 0, False
+    for entry in entries:
+        model = registered().get(entry.get("kind")) if isinstance(entry, dict) else None
+        if model is None:
+            schedulers += 1
+            continue
+        schedulers += math.prod(len(a.values) for a in _axes(entry, model.spec_cls, ()))
+        has_baseline = has_baseline or entry["kind"] == BASELINE
+    return points * seeds * (schedulers + (0 if has_baseline else 1))
+
+
+def check_size(document: dict[str, Any], max_runs: int = MAX_RUNS) -> int:
+    """The number of runs of ``document``; raises :class:`SpecError` when over ``max_runs``."""
+    runs = count_runs(document)
+    if runs > max_runs:
+        raise SpecError(
+            f"the grid has {runs:,} runs (points x seeds x schedulers, naive included); at most "
+            f"{max_runs:,} are accepted: use fewer values per axis, or several submissions"
+        )
+    return runs
+
+
+def expand(document: dict[str, Any], max_runs: int = MAX_RUNS) -> Grid:
+    """Expand a grid spec into validated runs; raises :class:`SpecError` naming the field.
+
+    A grid of more than ``max_runs`` runs is refused before anything is expanded.
+    """
+    check_size(document, max_runs)
     doc = copy.deepcopy(document)
     seeds = _seeds(doc)
     entries, scheduler_axes = _expand_schedulers(doc.get("schedulers"))
@@ -124,6 +175,29 @@ def expand(document: dict[str, Any]) -> Grid:
                 run_spec = spec.model_copy(update={"schedulers": [sched]})
                 grid.runs.append(PlannedRun(point, seed, run_spec, sched.label(), added))
     return grid
+
+
+def check_runs(grid: Grid) -> None:
+    """:func:`~heraldbench.platform.limits.check_runnable` on every run, each dataset's facts
+    read once; raises :class:`SpecError` naming the field (and the point, in a grid)."""
+    from heraldbench.platform.limits import check_runnable, dataset_facts
+
+    facts: dict[str, Any] = {}
+    checked: set[str] = set()
+    for run in grid.runs:
+        spec = run.spec
+        key = spec.model_dump_json(include={"dataset", "cluster", "cache", "embedding_dim"})
+        if key in checked:
+            continue
+        checked.add(key)
+        dataset = spec.dataset.model_dump_json()
+        try:
+            if dataset not in facts:
+                facts[dataset] = dataset_facts(spec.dataset)
+            check_runnable(spec, facts[dataset])
+        except SpecError as exc:
+            where = f" (at point {run.point.label})" if len(grid.points) > 1 else ""
+            raise SpecError(f"{exc}{where}") from None
 
 
 def _seeds(doc: dict[str, Any]) -> list[int]:
@@ -177,33 +251,6 @@ def _axes(doc: dict[str, Any], model: type[BaseModel] | None, prefix: KeyPath) -
             yield Axis((*prefix, key), tuple(value))
 
 
-def _field_annotation(model: type[BaseModel] | None, key: str) -> Any:
-    if model is None or key not in model.model_fields:
-        return None
-    return model.model_fields[key].annotation
-
-
-def _members(annotation: Any) -> list[Any]:
-    """The alternatives of a union (through ``Annotated`` and ``Optional``), else itself."""
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if origin in (typing.Union, types.UnionType):
-        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
-    return [annotation]
-
-
-def _nested_model(annotation: Any, value: dict[str, Any]) -> type[BaseModel] | None:
-    models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
-    if len(models) <= 1:
-        return models[0] if models else None
-    kind = value.get("kind")  # a discriminated union: the member whose kind matches
-    for m in models:
-        if "kind" in m.model_fields and m.model_fields["kind"].default == kind:
-            return m
-    return None
-
-
 def _accepts_sequence(annotation: Any) -> bool:
     return any(
         typing.get_origin(m) in (list, tuple, set, frozenset) or m in (list, tuple)
@@ -218,10 +265,14 @@ def _is_axis(annotation: Any, value: list[Any]) -> bool:
 
 
 def _replace(doc: dict[str, Any], axes: list[Axis], values: tuple[Any, ...]) -> dict[str, Any]:
-    doc = copy.deepcopy(doc)
+    """``doc`` with each axis set to its value: only the mappings on an axis's path are copied
+    (the rest is shared, never mutated), so expanding an axis of n values costs O(n), not O(n²).
+    """
+    doc = dict(doc)
     for axis, value in zip(axes, values, strict=True):
         target = doc
         for key in axis.path[:-1]:
+            target[key] = dict(target[key])
             target = target[key]
         target[axis.path[-1]] = value
     return doc

@@ -217,20 +217,34 @@ def _log_relative(client: Any, submission: Submission) -> None:
             log_metrics(client, record.run_id, values)
 
 
+def summary_metrics(
+    finished: int, failed: int, overall: dict[str, float | None], seconds: float | None = None
+) -> dict[str, float]:
+    """The parent run's metrics, named as the nested runs name the same figures:
+    ``runs/finished``, ``runs/failed``, ``run/wall_seconds`` and, per scheduler label,
+    ``relative/overall/<label>`` (the runs' ``relative/overall``). ``overall`` is empty for a
+    grid (one figure per label would mix points)."""
+    metrics = {"runs/finished": float(finished), "runs/failed": float(failed)}
+    if seconds is not None:
+        metrics["run/wall_seconds"] = seconds
+    for label, value in overall.items():
+        if value is not None:
+            metrics[f"relative/overall/{_metric_name(label)}"] = value
+    return metrics
+
+
 def close_submission(submission: Submission) -> None:
     """Summary metrics on the parent run, which ends FINISHED (FAILED if no run finished)."""
     target = submission.target
     client = _client(target.uri)
     failed, total = len(submission.failed), len(submission.records)
-    metrics = {
-        "runs_finished": total - failed,
-        "runs_failed": failed,
-        "wall_seconds": submission.seconds,
-    }
-    for record in submission.records:
-        overall = ((record.result or {}).get("relative") or {}).get("overall")
-        if overall is not None and len(submission.groups()) == 1:
-            metrics[f"relative_overall/{_metric_name(record.task.label)}"] = overall
+    overall = {}
+    if len(submission.groups()) == 1:
+        for record in submission.records:
+            overall[record.task.label] = ((record.result or {}).get("relative") or {}).get(
+                "overall"
+            )
+    metrics = summary_metrics(total - failed, failed, overall, submission.seconds)
     log_metrics(client, target.parent_run_id, metrics)
     status = "FAILED" if total and failed == total else "FINISHED"
     client.set_terminated(target.parent_run_id, status)

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from contextlib import contextmanager
+from importlib import metadata
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from typer.core import TyperOption
 
 from heraldbench.platform.exceptions import HeraldbenchError
-from heraldbench.platform.runner import ExperimentResult, simulate_experiment
+from heraldbench.platform.comparison import comparison_table
+from heraldbench.platform.runner import simulate_experiment
 from heraldbench.platform.spec import load_spec
 
 app = typer.Typer(
@@ -23,11 +28,41 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-# Piped output keeps a wide table instead of wrapping to 80 columns.
-out = Console(width=None if sys.stdout.isatty() else 200)
+# Piped output keeps a wide table instead of wrapping to 80 columns (unless COLUMNS says).
+out = Console(width=None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 200)
 err = Console(stderr=True)
 
-SpecPath = Annotated[Path, typer.Argument(help="experiment spec (YAML or JSON)")]
+SpecPath = Annotated[Path, typer.Argument(metavar="SPEC", help="experiment spec (YAML or JSON)")]
+
+
+def _flag_type(self: TyperOption, ctx: Any) -> str | None:
+    """A flag's help shows no value type: typer 0.29 labels every flag ``<bool>``, although a
+    flag takes no value (``--json``, not ``--json true``)."""
+    return None if self.is_flag else _option_type(self, ctx)
+
+
+_option_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+
+
+def _version(value: bool) -> None:
+    if value:
+        try:
+            version = metadata.version("heraldbench")
+        except metadata.PackageNotFoundError:
+            version = "0+unknown"
+        out.print(f"heraldbench {version}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="print the version"),
+    ] = False,
+) -> None:
+    """Benchmark embedding-cache schedulers (Herald, HET, FAE, BagPipe, ...)."""
 
 
 @contextmanager
@@ -79,7 +114,8 @@ def simulate(
     if as_json:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
-        out.print(comparison_table(result))
+        for printable in comparison_table(result, width=out.width):
+            out.print(printable)
     if report_dir is not None:
         from heraldbench.platform.report import write_report
 
@@ -107,12 +143,19 @@ def train(
 
 @app.command()
 def report(
-    result: Annotated[Path, typer.Argument(help="JSON written by `heraldbench simulate --json`")],
+    result: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULT",
+            help="results file: `heraldbench simulate --json`, or results.json of `heraldbench "
+            "run --out` and `heraldbench quickstart`",
+        ),
+    ],
     out_dir: Annotated[Path, typer.Option("--out", help="folder for the report")] = Path("report"),
     profile: Annotated[str, typer.Option(help="hardware profile of the modelled time")] = "tcp-100g",
 ) -> None:
     """Write Herald's Table 1, the full comparison and their charts for RESULT."""
-    from heraldbench.platform.report import report_command
+    from heraldbench.platform.report_files import report_command
 
     with _user_errors():
         for path in report_command(result, out_dir, profile):
@@ -129,10 +172,21 @@ def schedulers() -> None:
         knobs = ", ".join(
             f"{name}={field.default}"
             for name, field in cls.spec_cls.model_fields.items()
-            if name != "kind"
+            if name not in NOT_KNOBS
         )
-        table.add_row(kind, knobs or "-", (cls.__doc__ or "").strip().splitlines()[0])
+        table.add_row(kind, knobs or "-", _summary(cls.__doc__))
     out.print(table)
+
+
+#: Scheduler fields that are no knob of the scheduler: its tag, and the experiment's embedding
+#: width (FAE turns a byte budget into rows with it; the experiment sets it).
+NOT_KNOBS = ("kind", "embedding_dim")
+
+
+def _summary(doc: str | None) -> str:
+    """A docstring's first line without its citations of the design notes (not shipped)."""
+    first = (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
+    return re.sub(r"\s*\((?:see )?research/[^)]*\)", "", first).strip()
 
 
 @contextmanager
@@ -157,37 +211,6 @@ def _progress(enabled: bool):
             return update
 
         yield factory
-
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def comparison_table(result: ExperimentResult) -> Table:
-    """Relative and absolute traffic per scheduler, naive = 1; "× bound" is overall traffic over
-    the lower bound for the scheduler's own partition (strict demand-fetch schedulers only)."""
-    spec = result.spec
-    table = Table(
-        title=f"{spec.name}: {spec.cluster.workers} workers × {spec.cluster.batch_size}, "
-        f"cache {result.cache_rows:,} rows ({spec.cache.policy}), dim {spec.embedding_dim}, "
-        f"{spec.consistency}",
-    )
-    for column in ("scheduler", "pull", "push", "overall", "miss pull", "update pull",
-                   "evict push", "update push", "flush push", "allreduce", "hit rate",
-                   "× bound", "M acc/s"):
-        table.add_column(column, justify="left" if column == "scheduler" else "right")
-    for run in result.runs:
-        c = run.counts
-        name = run.label or run.scheduler
-        rate = c.accesses / run.wall_seconds / 1e6 if run.wall_seconds else 0.0
-        table.add_row(
-            name, _fmt(run.relative["pull"]), _fmt(run.relative["push"]),
-            _fmt(run.relative["overall"]), f"{c.miss_pull:,}", f"{c.update_pull:,}",
-            f"{c.evict_push:,}", f"{c.update_push:,}", f"{c.flush_push:,}",
-            f"{c.allreduce:,.0f}", f"{c.hits / c.lookups:.3f}" if c.lookups else "-",
-            _fmt(run.bound["gap"]["overall"]) if run.bound else "-", f"{rate:.1f}",
-        )  # fmt: skip
-    return table
 
 
 def main() -> None:

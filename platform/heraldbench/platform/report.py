@@ -27,11 +27,11 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from heraldbench.platform.exceptions import DataError, NotFoundError
+from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, get_profile
 from heraldbench.platform.units import format_bytes
 
-__all__ = ["PUBLISHED_TABLE1", "TABLE1_ROWS", "plot_series", "report_command", "write_report"]
+__all__ = ["PUBLISHED_TABLE1", "TABLE1_ROWS", "plot_series", "write_report"]
 
 METRICS = ("pull", "push", "overall")
 BASELINE = "naive"
@@ -386,22 +386,3 @@ def write_report(
     written.append(_table1_png(rows, caption, out_dir / "table1.png"))
     written.append(_comparison_png(rows, caption, out_dir / "comparison.png"))
     return written
-
-
-def report_command(result_json: Path, out_dir: Path, profile: str = DEFAULT_PROFILE) -> list[Path]:
-    """``heraldbench report RESULT.json --out DIR``: read a result file and write its report.
-
-    Raises:
-        NotFoundError: the file does not exist.
-        DataError: the file is not a result document.
-        UnknownNameError: unknown profile.
-    """
-    if not result_json.is_file():
-        raise NotFoundError(f"no result file {result_json}")
-    try:
-        result = json.loads(result_json.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataError(f"{result_json} is not JSON: {exc}") from None
-    if not isinstance(result, dict) or "runs" not in result:
-        raise DataError(f"{result_json} has no 'runs'; `heraldbench simulate --json` writes one")
-    return write_report(result, out_dir, profile=profile)

@@ -15,15 +15,16 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from heraldbench.platform._fields import coerced_booleans
 from heraldbench.platform.data.avazu import AvazuCSVSpec
 from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec
 from heraldbench.platform.data.prepared import PreparedSpec
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
+from heraldbench.platform.documents import read_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import registered
 from heraldbench.platform.tuning import TuningSpec, check_tuning
@@ -173,6 +174,8 @@ def parse_spec(data: Any) -> ExperimentSpec:
     """Validate a spec given as a mapping; raise :class:`SpecError` naming each bad field."""
     if not isinstance(data, dict):
         raise SpecError(f"a spec must be a mapping of fields, got {type(data).__name__}")
+    for path in coerced_booleans(data, ExperimentSpec):
+        raise SpecError(f"{path}: true/false where a number or text is expected")
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:
@@ -180,17 +183,12 @@ def parse_spec(data: Any) -> ExperimentSpec:
 
 
 def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and validate a YAML or JSON spec file."""
-    path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as exc:
-        raise SpecError(f"cannot read spec file {path}: {exc.strerror}") from exc
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise SpecError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}")
+    """Read and validate a YAML or JSON spec file, and check it can run (limits.py)."""
+    data = read_document(path)
     spec = parse_spec(data)
     if isinstance(spec.dataset, SyntheticProfileSpec):
         spec.dataset.check()  # a local file: refuse a missing or bad profile before any work
+    from heraldbench.platform.limits import check_runnable
+
+    check_runnable(spec)  # a missing dataset file, a batch the cache cannot hold, ...
     return spec

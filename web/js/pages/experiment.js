@@ -58,6 +58,8 @@ export function experimentPage({ params, config, navigate }) {
       ),
     );
     if (d.mlflow_url) actions.push(externalLink(d.mlflow_url, "Open in MLflow", { class: "btn btn-secondary external", "data-testid": "experiment-mlflow" }));
+    // results.json, and per point and seed the report: markdown, comparison.csv and charts.
+    actions.push(h("a", { class: "btn btn-secondary", href: `/api/experiments/${id}/archive`, download: "", title: "results.json, comparison CSV and the report (markdown and PNG charts), as one zip", "data-testid": "experiment-download" }, "Download results"));
     replace(
       head,
       pageHeader(d.name || `Experiment ${id}`, {
@@ -247,6 +249,8 @@ function comparisonTable(group, colors, state) {
   const rows = group.rows;
   const naive = rows.find(isBaseline);
   const hasBound = rows.some((r) => r.bound && r.bound.gap);
+  // FAE's and BagPipe's replicated rows travel by all-reduce: their "overall" includes it.
+  const hasAllreduce = rows.some((r) => r.totals && isNum(r.totals.allreduce) && r.totals.allreduce > 0);
   const hasTime = Boolean(state.profile) && rows.some((r) => r.time && r.time[state.profile]);
   const metricNames = ["auc", "logloss", "accuracy"].filter((m) => rows.some((r) => r.metrics && isNum(r.metrics[m])));
   const lowest = {};
@@ -260,7 +264,7 @@ function comparisonTable(group, colors, state) {
     h("th", { scope: "col", class: "col-toggle", ...span2 }, h("span", { class: "visually-hidden" }, "Details")),
     h("th", { scope: "col", ...span2 }, "Scheduler"),
     h("th", { scope: "colgroup", colspan: "3", class: "group-head" }, "relative to naive", infoTip("Rows moved by this scheduler ÷ rows moved by naive on the same trace. Lower is better.")),
-    h("th", { scope: "colgroup", colspan: "3", class: "group-head" }, "rows moved"),
+    h("th", { scope: "colgroup", colspan: hasAllreduce ? "4" : "3", class: "group-head" }, "rows moved"),
     hasBound ? h("th", { scope: "col", class: "num", ...span2 }, "gap to bound", infoTip("How far the run's traffic is from the lower bound for its partition (1.00× = optimal). HET, FAE and BagPipe are outside the bound's premise and report none.")) : null,
     hasTime ? h("th", { scope: "col", class: "num", ...span2 }, "modelled time", infoTip(`Compute + communication per iteration under the ${state.profile} profile, and the speedup over naive (naive's modelled time ÷ this run's).`)) : null,
     ...metricNames.map((m) => h("th", { scope: "col", class: "num", ...span2 }, m === "auc" ? "AUC" : m === "logloss" ? "log loss" : "accuracy")),
@@ -268,7 +272,8 @@ function comparisonTable(group, colors, state) {
   const sub = [
     ...METRICS.map((m) => h("th", { scope: "col", class: "num sub-head" }, h("span", { class: "visually-hidden" }, "relative "), `${m} ×`, infoTip(`${METRIC_HELP[m]} Divided by naive's.`))),
     ...METRICS.map((m) => h("th", { scope: "col", class: "num sub-head" }, m, h("span", { class: "visually-hidden" }, " rows"))),
-  ];
+    hasAllreduce ? h("th", { scope: "col", class: "num sub-head", "data-testid": "allreduce-head" }, "all-reduce", infoTip("Row transfers per worker of the all-reduce that keeps replicated rows in sync (FAE's hot rows, BagPipe's shared rows), ring factor 2(W−1)/W; part of overall.")) : null,
+  ].filter(Boolean);
   const headers = top;
   const ncols = top.reduce((n, th) => n + Number(th.getAttribute("colspan") || 1), 0);
   const body = [];
@@ -308,6 +313,7 @@ function comparisonTable(group, colors, state) {
         h("td", { class: "num", title: `${fmtInt(t.pull)} rows` }, fmtCompact(t.pull)),
         h("td", { class: "num", title: `${fmtInt(t.push)} rows` }, fmtCompact(t.push)),
         h("td", { class: "num", title: `${fmtInt(t.overall)} rows` }, fmtCompact(t.overall)),
+        hasAllreduce ? h("td", { class: "num", "data-testid": "allreduce-cell", title: `${fmtInt(t.allreduce)} row transfers` }, fmtCompact(t.allreduce)) : null,
         hasBound ? h("td", { class: "num", title: gap ? `pull ${fmtFixed(gap.pull, 3)}× · push ${fmtFixed(gap.push, 3)}×` : "no bound for this scheduler" }, gap && isNum(gap.overall) ? `${gap.overall.toFixed(2)}×` : gap && isNum(gap.pull) ? `${gap.pull.toFixed(2)}× (pull)` : "—") : null,
         hasTime
           ? h(

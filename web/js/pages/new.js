@@ -245,7 +245,7 @@ export function newExperimentPage({ query, config, navigate }) {
           },
           h("span", { class: "preset-title" }, p.title || p.id),
           h("span", { class: "preset-desc" }, p.description || ""),
-          h("span", { class: "chips" }, [...new Set(scheds)].slice(0, 6).map((k) => chip(k, { color: colors.get(k) }))),
+          h("span", { class: "chips" }, [...new Set(scheds)].map((k) => chip(k, { color: colors.get(k) }))),
           h("span", { class: "preset-meta" }, [ds.kind, spec.cluster && spec.cluster.workers ? `${spec.cluster.workers} workers` : null, spec.mode && spec.mode !== "simulate" ? spec.mode : null].filter(Boolean).join(" · ")),
         );
       }),

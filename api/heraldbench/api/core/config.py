@@ -17,6 +17,13 @@ HERALDBENCH_DATA_DIRS           folders dataset paths must lie under (``os.paths
                                 or comma-separated; default ``./data``)
 HERALDBENCH_TRACK               log runs to MLflow (default true)
 HERALDBENCH_LOCAL_WORKERS       LocalCluster worker processes (default 2)
+HERALDBENCH_SERVE_MLFLOW        serve MLflow's UI on a local store as a child process (default
+                                true; see mlflow_ui.py), on HERALDBENCH_MLFLOW_UI_PORT (5000)
+HERALDBENCH_MLFLOW_UI_URL       where MLflow's UI is, when it runs elsewhere
+HERALDBENCH_MAX_BODY_BYTES      largest request body accepted (default 1 MiB; larger: 413)
+HERALDBENCH_TRUSTED_HOSTS       Host names the service answers (comma-separated; default the
+                                loopback names localhost, 127.0.0.1, ::1; ``*`` for any)
+HERALDBENCH_DASHBOARD_ADDRESS   the LocalCluster's Dask dashboard (default 127.0.0.1:8787)
 ==============================  =====================================================
 """
 
@@ -40,7 +47,12 @@ def _env(name: str) -> AliasChoices:
 class Settings(BaseSettings):
     """The service's configuration; build one explicitly in tests, else :func:`get_settings`."""
 
-    model_config = SettingsConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+    # Fields are read only from the names in the table above: a field's own name (allowed so
+    # tests can pass ``Settings(home=...)``) would otherwise be read from the environment as
+    # well, and ``home`` from ``$HOME``. The prefix makes that ``HERALDBENCH_HOME``.
+    model_config = SettingsConfigDict(
+        extra="ignore", populate_by_name=True, frozen=True, env_prefix="HERALDBENCH_"
+    )
 
     home: Path = Field(Path(".heraldbench"), validation_alias=_env("HERALDBENCH_HOME"))
     database_url: str | None = Field(None, validation_alias=_env("HERALDBENCH_DATABASE_URL"))
@@ -62,7 +74,10 @@ class Settings(BaseSettings):
     local_workers: int = Field(2, ge=1, validation_alias=_env("HERALDBENCH_LOCAL_WORKERS"))
     local_processes: bool = Field(True, validation_alias=_env("HERALDBENCH_LOCAL_PROCESSES"))
     dashboard_address: str | None = Field(
-        ":8787", validation_alias=_env("HERALDBENCH_DASHBOARD_ADDRESS")
+        "127.0.0.1:8787", validation_alias=_env("HERALDBENCH_DASHBOARD_ADDRESS")
+    )
+    trusted_hosts: Annotated[tuple[str, ...], NoDecode] = Field(
+        ("localhost", "127.0.0.1", "::1"), validation_alias=_env("HERALDBENCH_TRUSTED_HOSTS")
     )
     #: Seconds between checks for runs whose Dask task is gone (see recovery.py).
     reconcile_seconds: float = Field(
@@ -73,6 +88,13 @@ class Settings(BaseSettings):
     orphan_grace_seconds: float = Field(
         60.0, ge=0, validation_alias=_env("HERALDBENCH_ORPHAN_GRACE_SECONDS")
     )
+    serve_mlflow: bool = Field(True, validation_alias=_env("HERALDBENCH_SERVE_MLFLOW"))
+    mlflow_ui_port: int = Field(
+        5000, ge=0, le=65535, validation_alias=_env("HERALDBENCH_MLFLOW_UI_PORT")
+    )
+    max_body_bytes: int = Field(
+        1024 * 1024, ge=1024, validation_alias=_env("HERALDBENCH_MAX_BODY_BYTES")
+    )
     web_dir: Path | None = Field(None, validation_alias=_env("HERALDBENCH_WEB_DIR"))
 
     @field_validator("data_dirs", mode="before")
@@ -81,6 +103,13 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             parts = [p.strip() for chunk in value.split(",") for p in chunk.split(os.pathsep)]
             return tuple(Path(p) for p in parts if p)
+        return value
+
+    @field_validator("trusted_hosts", mode="before")
+    @classmethod
+    def _split_hosts(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(p.strip() for p in value.split(",") if p.strip())
         return value
 
     @field_validator("api_token", mode="after")

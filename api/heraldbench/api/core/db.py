@@ -7,20 +7,27 @@ lose an update:
   ``BEGIN IMMEDIATE`` (the write lock at the start, so a transaction that read a row never meets
   ``SQLITE_BUSY_SNAPSHOT`` when it writes, which the busy timeout would not retry). Read sessions
   start a deferred transaction and never block writers.
+* A SQLite file deleted or replaced under a running service is detected: the database remembers
+  the file it opened (device and inode), :meth:`Database.check_file` raises
+  :class:`~heraldbench.platform.exceptions.UnavailableError` (503) once it is gone, health reports
+  it, and every write session refuses to start, rather than writing into a deleted file.
 * PostgreSQL runs at READ COMMITTED; code that updates an experiment's progress locks the
   experiment row first (``SELECT ... FOR UPDATE``, ignored by SQLite), always experiment before run.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, Engine, create_engine, event, text
+from sqlalchemy import JSON, Engine, create_engine, event, make_url, text
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+from heraldbench.platform.exceptions import UnavailableError
 
 __all__ = ["Base", "Database", "forget_worker_database", "make_engine", "worker_database"]
 
@@ -99,12 +106,29 @@ class Database:
         engine = make_engine(url, **engine_kwargs)
         database = cls(_normalise(url), engine)
         Base.metadata.create_all(engine)
+        database.remember_file()
         return database
 
     def __post_init__(self) -> None:
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         writer = self.engine.execution_options(**{_IMMEDIATE: True})
         self._write = sessionmaker(writer, expire_on_commit=False)
+        self.file = _sqlite_file(self.url)
+        self.remember_file()
+
+    def remember_file(self) -> None:
+        """Note the SQLite file as it is now: the one :meth:`check_file` expects to find."""
+        self._identity = _identity(self.file) if self.file else None
+
+    def check_file(self) -> None:
+        """Raise :class:`UnavailableError` if the SQLite file opened is gone or was replaced."""
+        if self.file is None or self._identity is None:
+            return
+        if _identity(self.file) != self._identity:
+            raise UnavailableError(
+                f"the app database {self.file} was deleted or replaced while the service ran; "
+                "writes are refused: restore the file, or restart the service to start afresh"
+            )
 
     @property
     def is_sqlite(self) -> bool:
@@ -119,16 +143,34 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A session whose transaction holds the write lock (SQLite) and commits on exit."""
+        self.check_file()
         with self._write.begin() as session:
             yield session
 
     def ping(self) -> None:
-        """Raise if the database cannot be reached."""
+        """Raise if the database cannot be reached (or its SQLite file is gone)."""
+        self.check_file()
         with self.engine.connect() as connection:
             connection.execute(text("SELECT 1"))
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _sqlite_file(url: str) -> str | None:
+    """The file of a SQLite URL (None: another database, or in memory)."""
+    if not _is_sqlite(url):
+        return None
+    database = make_url(url).database
+    return None if not database or database == ":memory:" else os.path.abspath(database)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 _WORKER_DATABASES: dict[str, Database] = {}

@@ -15,6 +15,7 @@ RowId = Annotated[int, Path(ge=0, le=2**63 - 1)]
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": Message, "description": "unknown id"},
+    413: {"model": Message, "description": "the body is over HERALDBENCH_MAX_BODY_BYTES"},
     422: {
         "model": Problems,
         "description": "invalid request: each problem names the field and value",

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends, Query, Response
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api import worker
 from heraldbench.api.core.config import Settings
 from heraldbench.api.core.db import Database
@@ -29,7 +30,7 @@ from heraldbench.platform.exceptions import NotFoundError
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/datasets", tags=["datasets"])
+router = APIRouter(route_class=StrictJSONRoute, prefix="/datasets", tags=["datasets"])
 
 
 def _register(db: Database, settings: Settings, body: DatasetCreate) -> tuple[int, str]:
@@ -40,7 +41,7 @@ def _register(db: Database, settings: Settings, body: DatasetCreate) -> tuple[in
                 {
                     "field": "path",
                     "value": body.path,
-                    "message": "no such file under the data folders",
+                    "message": f"{path} is not a file (the path tried, under the data folders)",
                 }
             ]
         )

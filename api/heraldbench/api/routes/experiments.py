@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api import crud
 from heraldbench.api.deps import (
     DatabaseDep,
@@ -15,7 +17,6 @@ from heraldbench.api.deps import (
     require_read,
     require_write,
 )
-from heraldbench.api.errors import SpecFieldError
 from heraldbench.api.models import Status
 from heraldbench.api.planning import plan_experiment
 from heraldbench.api.routes.common import ERRORS, WRITE_ERRORS, RowId
@@ -24,10 +25,9 @@ from heraldbench.api.views import experiment_detail, experiment_summary
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/experiments", tags=["experiments"])
-
-#: Grids beyond this many runs are refused (one Dask task and one row per run).
-MAX_RUNS = 10_000
+router = APIRouter(
+    route_class=StrictJSONRoute, prefix="/experiments", tags=["experiments"]
+)
 
 _EXAMPLE = {  # examples/small.yaml: seconds per run
     "name": "small",
@@ -70,17 +70,7 @@ async def submit_experiment(
 ) -> Accepted:
     """Validate, store (one transaction) and hand every run to Dask; 202 with its location."""
     request.state.document = document  # lets a 422 name fields by the submitted document
-    grid = await run_in_threadpool(plan_experiment, document, settings)
-    if len(grid.runs) > MAX_RUNS:
-        raise SpecFieldError(
-            [
-                {
-                    "field": None,
-                    "value": len(grid.runs),
-                    "message": f"the grid has too many runs; at most {MAX_RUNS} are accepted",
-                }
-            ]
-        )
+    grid = await run_in_threadpool(plan_experiment, document, settings)  # refuses big grids
     experiment_id, refs, created = await run_in_threadpool(
         crud.create_experiment, db, grid=grid, document=document, client_key=idempotency_key
     )
@@ -123,6 +113,35 @@ def get_experiment(
 ) -> ExperimentDetail:
     """One experiment with its spec, status, progress and every run's results."""
     return experiment_detail(crud.get_experiment(db, experiment_id=experiment_id), settings)
+
+
+def _archive(db: Any, settings: Any, experiment_id: int) -> tuple[str, bytes]:
+    from heraldbench.api.archive import experiment_archive
+
+    experiment = crud.get_experiment(db, experiment_id=experiment_id)
+    detail = experiment_detail(experiment, settings).model_dump(mode="json")
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", experiment.name)
+    return f"experiment-{experiment_id}-{name}.zip", experiment_archive(experiment, detail)
+
+
+@router.get(
+    "/{experiment_id}/archive",
+    response_class=Response,
+    dependencies=[Depends(require_read)],
+    responses={**ERRORS, 200: {"content": {"application/zip": {}},
+                               "description": "results.json and the report"}},  # fmt: skip
+)
+async def download_experiment(
+    experiment_id: RowId, db: DatabaseDep, settings: SettingsDep
+) -> Response:
+    """One zip: results.json, and per (point, seed) the report (Table 1 and the comparison as
+    markdown, comparison.csv, their charts)."""
+    filename, content = await run_in_threadpool(_archive, db, settings, experiment_id)
+    return Response(
+        content,
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
 
 
 @router.post(

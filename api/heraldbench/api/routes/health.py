@@ -8,9 +8,10 @@ import logging
 from importlib import metadata
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api.deps import DatabaseDep, DispatcherDep, SettingsDep
 from heraldbench.api.planning import trainer_available
 from heraldbench.api.schemas import ConfigOut, Health
@@ -24,7 +25,7 @@ logger = logging.getLogger("heraldbench.api")
 
 # Open even under HERALDBENCH_PROTECT_READS: a liveness probe carries no token, and the UI reads
 # /config to learn that it must ask for one.
-router = APIRouter(tags=["health"])
+router = APIRouter(route_class=StrictJSONRoute, tags=["health"])
 
 _DASK_TIMEOUT_S = 2.0
 
@@ -36,14 +37,21 @@ def _version() -> str:
         return "0+unknown"
 
 
-@router.get("/health", response_model=Health)
-async def health(db: DatabaseDep, dispatcher: DispatcherDep) -> Health:
-    """Whether the database and the Dask scheduler answer."""
+@router.get(
+    "/health",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "the app database cannot be used"}},
+)
+async def health(db: DatabaseDep, dispatcher: DispatcherDep, response: Response) -> Health:
+    """Whether the database and the Dask scheduler answer; 503 without a usable database (its
+    SQLite file deleted or replaced included). Without Dask, submissions wait queued: 200."""
     try:
         await run_in_threadpool(db.ping)
         database = "ok"
-    except Exception:  # noqa: BLE001 - reported, not raised
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        logger.warning("app database unavailable: %s", exc)
         database = "unavailable"
+        response.status_code = 503
     dask = "unavailable"
     if dispatcher.available:
         try:
@@ -51,7 +59,8 @@ async def health(db: DatabaseDep, dispatcher: DispatcherDep) -> Health:
             dask = "ok"
         except Exception as exc:  # noqa: BLE001 - reported as unavailable
             logger.info("Dask scheduler did not answer: %s", exc)
-    return Health(status="ok", database=database, dask=dask, version=_version())
+    status = "ok" if database == "ok" else "unhealthy"
+    return Health(status=status, database=database, dask=dask, version=_version())
 
 
 def _knob_defaults(spec_cls: Any) -> dict[str, Any]:
@@ -75,9 +84,8 @@ def _tuning_available() -> bool:
 def config(settings: SettingsDep, dispatcher: DispatcherDep) -> ConfigOut:
     """Auth, links to MLflow and the Dask dashboard, scheduler knobs, hardware profiles."""
     uri = settings.resolved_tracking_uri
+    # The UI the service serves (mlflow_ui.py) or was told of, else the tracking server.
     mlflow_ui = settings.mlflow_ui_url or (uri if uri and uri.startswith("http") else None)
-    if mlflow_ui is None and uri is not None:
-        mlflow_ui = "http://127.0.0.1:5000"  # `mlflow ui --backend-store-uri <uri>`
     return ConfigOut(
         auth_required=settings.auth_required,
         mlflow_ui_url=mlflow_ui,

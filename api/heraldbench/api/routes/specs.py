@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Request
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api.deps import SettingsDep, require_read
 from heraldbench.api.planning import normalised_spec, plan_experiment
 from heraldbench.api.presets import presets
@@ -15,7 +16,9 @@ from heraldbench.api.schemas import Preset, Validated
 
 __all__ = ["router"]
 
-router = APIRouter(tags=["specs"], dependencies=[Depends(require_read)])
+router = APIRouter(
+    route_class=StrictJSONRoute, tags=["specs"], dependencies=[Depends(require_read)]
+)
 
 
 @router.get("/presets", response_model=list[Preset])

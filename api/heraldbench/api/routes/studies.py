@@ -28,6 +28,7 @@ from fastapi.responses import FileResponse
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
+from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api import worker
 from heraldbench.api.core.db import Database
 from heraldbench.api.crud import new_key
@@ -46,7 +47,7 @@ from heraldbench.platform.exceptions import NotFoundError
 
 __all__ = ["router", "tuning_pipeline"]
 
-router = APIRouter(prefix="/studies", tags=["studies"])
+router = APIRouter(route_class=StrictJSONRoute, prefix="/studies", tags=["studies"])
 
 NOT_IMPLEMENTED = (
     "tuning needs the tuning pipeline (heraldbench.pipelines.tune), which this installation "

@@ -103,7 +103,8 @@ def print_study(out: Console, outcome: StudyOutcome, hint: str | None) -> None:
     for kind, paths in (("table", outcome.files), ("plot", outcome.plots)):
         for path in paths.values():
             out.print(f"  {kind:<6} {path}", highlight=False, soft_wrap=True)
-    if outcome.target is not None:
+    if outcome.target is not None and outcome.url() is not None:
         out.print(f"MLflow run of this study: {outcome.url()}", soft_wrap=True)
-        if hint:
-            out.print(f"open the MLflow UI with: {hint}", soft_wrap=True)
+    elif outcome.target is not None and hint:
+        out.print(f"logged to MLflow ({outcome.target.uri}); open its UI with: {hint}",
+                  soft_wrap=True, highlight=False)  # fmt: skip

@@ -1,0 +1,85 @@
+"""Walking a document alongside the pydantic model that will validate it.
+
+Shared by grid expansion (which lists are axes) and spec parsing (which booleans would be
+coerced): both need a field's annotation, the members of a union and the model of a nested
+mapping (the member of a discriminated union whose ``kind`` matches).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+__all__ = ["coerced_booleans", "field_annotation", "members", "nested_model"]
+
+
+def field_annotation(model: type[BaseModel] | None, key: str) -> Any:
+    """The annotation of ``model``'s field ``key`` (None: no model or no such field)."""
+    if model is None or key not in model.model_fields:
+        return None
+    return model.model_fields[key].annotation
+
+
+def members(annotation: Any) -> list[Any]:
+    """The alternatives of a union (through ``Annotated`` and ``Optional``), else itself."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return members(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in members(arg)]
+    return [annotation]
+
+
+def nested_model(annotation: Any, value: dict[str, Any]) -> type[BaseModel] | None:
+    """The model a mapping under ``annotation`` is validated as."""
+    models = [m for m in members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+    if len(models) <= 1:
+        return models[0] if models else None
+    kind = value.get("kind")  # a discriminated union: the member whose kind matches
+    for m in models:
+        if "kind" in m.model_fields and m.model_fields["kind"].default == kind:
+            return m
+    return None
+
+
+def _takes_bool(annotation: Any) -> bool:
+    return any(m is bool or m is Any or m is typing.Any for m in members(annotation))
+
+
+def _item_annotation(annotation: Any) -> Any:
+    """The element type of a list-valued annotation (None if it takes no list)."""
+    for m in members(annotation):
+        if typing.get_origin(m) in (list, tuple, set, frozenset):
+            args = typing.get_args(m)
+            return args[0] if args else Any
+    return None
+
+
+def coerced_booleans(
+    data: Any, model: type[BaseModel] | None, prefix: str = ""
+) -> Iterator[str]:
+    """Dotted paths of ``true``/``false`` values where ``model`` wants no boolean (pydantic's lax
+    mode would turn ``workers: true`` into 1)."""
+    if model is None or not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        annotation = field_annotation(model, key)
+        if annotation is None:
+            continue
+        yield from _walk(value, annotation, f"{prefix}{key}")
+
+
+def _walk(value: Any, annotation: Any, path: str) -> Iterator[str]:
+    if isinstance(value, bool):
+        if not _takes_bool(annotation):
+            yield path
+    elif isinstance(value, dict):
+        yield from coerced_booleans(value, nested_model(annotation, value), f"{path}.")
+    elif isinstance(value, list):
+        item = _item_annotation(annotation)
+        for index, element in enumerate(value):
+            yield from _walk(element, item if item is not None else annotation, f"{path}.{index}")

@@ -1,0 +1,133 @@
+"""Limits a spec can be checked against before any work: what would otherwise fail at run time.
+
+:func:`check_runnable` refuses, naming the field,
+
+* a dataset file that is missing, a folder or anything but a regular file (a FIFO would block a
+  worker forever), and a prepared dataset without its manifest;
+* a trace whose iterations × workers overflow the simulator's int32 markers (``dataset.samples``);
+* a cache that cannot hold one worker's ids of one iteration (``cluster.batch_size`` × fields),
+
+using only what the spec and the dataset's metadata say: nothing is generated or read in full.
+The service calls it after confining paths to its data folders; the CLI before it starts a
+cluster. The run-time checks (``sim._simulator``) stay as the last line of defence.
+"""
+
+from __future__ import annotations
+
+import math
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from heraldbench.platform.exceptions import DataError, SpecError
+
+__all__ = [
+    "MARKER_LIMIT", "TraceFacts", "check_dataset_file", "check_runnable", "dataset_facts",
+    "trace_facts",
+]
+
+#: The simulator marks (iteration × workers + worker) in int32 arrays.
+MARKER_LIMIT = 2**31 - 1
+_RAW_KINDS = ("criteo-tsv", "avazu-csv", "movielens")
+_CRITEO_FIELDS = 26
+
+
+@dataclass(frozen=True)
+class TraceFacts:
+    """What the spec tells of its trace without opening it (None: not known before preparing)."""
+
+    tables: int | None
+    total_rows: int | None
+    samples: int | None
+
+
+def check_dataset_file(dataset: Any, field: str = "dataset.path") -> None:
+    """Refuse a raw dataset path that is not a regular file, or a prepared folder without its
+    manifest (:class:`SpecError` naming ``field`` and the path tried)."""
+    kind = getattr(dataset, "kind", None)
+    if kind not in (*_RAW_KINDS, "prepared"):
+        return
+    path = Path(dataset.path)
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise SpecError(f"{field}: {path}: {reason.lower()}") from None
+    if kind == "prepared":
+        if not stat.S_ISDIR(mode) or not (path / "manifest.json").is_file():
+            raise SpecError(
+                f"{field}: {path} is not a prepared dataset (a folder with manifest.json "
+                "written by `heraldbench preprocess`)"
+            )
+        return
+    if not stat.S_ISREG(mode):
+        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise SpecError(f"{field}: {path} is {what}; give a raw {kind} file")
+
+
+def trace_facts(dataset: Any) -> TraceFacts:
+    """Tables, rows and samples of ``dataset`` as far as its spec and metadata tell."""
+    kind = getattr(dataset, "kind", None)
+    if kind == "synthetic-criteo":
+        return TraceFacts(_CRITEO_FIELDS, sum(dataset.table_sizes()), dataset.samples)
+    if kind == "synthetic":
+        from heraldbench.platform.data.workload.model import table_sizes
+
+        profile = dataset.load()
+        horizon = max(dataset.samples, math.ceil(dataset.scale * profile.reference_samples))
+        sizes = table_sizes(profile, horizon, dataset.scale)
+        return TraceFacts(len(sizes), sum(sizes), dataset.samples)
+    if kind == "prepared":
+        from heraldbench.platform.data.prepared import read_manifest
+
+        manifest = read_manifest(Path(dataset.path))
+        samples = int(manifest["samples"])
+        if dataset.max_samples is not None:
+            samples = min(samples, dataset.max_samples)
+        rows = sum(int(t["rows"]) for t in manifest["tables"])
+        return TraceFacts(len(manifest["tables"]), rows, samples)
+    samples = getattr(dataset, "max_samples", None)
+    return TraceFacts(_CRITEO_FIELDS if kind == "criteo-tsv" else None, None, samples)
+
+
+def dataset_facts(dataset: Any) -> TraceFacts:
+    """:func:`check_dataset_file`, then :func:`trace_facts`; a dataset error is a spec error."""
+    check_dataset_file(dataset)
+    try:
+        return trace_facts(dataset)
+    except DataError as exc:
+        raise SpecError(f"dataset: {exc}") from None
+
+
+def check_runnable(spec: Any, facts: TraceFacts | None = None) -> None:
+    """Refuse ``spec`` (an ExperimentSpec) when it cannot run (module docstring).
+
+    Args:
+        spec: the validated spec; its dataset path, if any, is the one to check.
+        facts: :func:`dataset_facts` of its dataset, when the caller has them already.
+
+    Raises:
+        SpecError: naming the field at fault.
+    """
+    facts = facts or dataset_facts(spec.dataset)
+    workers, batch = spec.cluster.workers, spec.cluster.batch_size
+    if facts.samples is not None and facts.samples // (workers * batch) * workers >= MARKER_LIMIT:
+        raise SpecError(
+            f"dataset.samples: {facts.samples:,} samples make {facts.samples // (workers * batch):,}"
+            f" iterations of {workers} workers, past the simulator's int32 markers "
+            f"(iterations × workers < {MARKER_LIMIT:,})"
+        )
+    if facts.tables is None:
+        return
+    working_set = batch * facts.tables
+    cache = spec.cache
+    if cache.ratio is not None and facts.total_rows is None:
+        return
+    rows = cache.resolve_rows(facts.total_rows or 1, spec.embedding_dim)
+    if rows < working_set:
+        raise SpecError(
+            f"cluster.batch_size: a cache of {rows:,} rows cannot hold one worker's ids of one "
+            f"iteration (batch_size {batch:,} × {facts.tables} fields = {working_set:,}); lower "
+            "the batch size or give a larger cache"
+        )
