@@ -122,7 +122,7 @@ def report(
 @app.command()
 def schedulers() -> None:
     """List the scheduler kinds and their knobs."""
-    from heraldbench.platform.schedulers import registered
+    from heraldbench.platform.schedulers import plugin_errors, registered
 
     table = Table("kind", "knobs (default)", "what it is")
     for kind, cls in sorted(registered().items()):
@@ -131,8 +131,11 @@ def schedulers() -> None:
             for name, field in cls.spec_cls.model_fields.items()
             if name != "kind"
         )
-        table.add_row(kind, knobs or "-", (cls.__doc__ or "").strip().splitlines()[0])
+        summary = ((cls.__doc__ or "").strip().splitlines() or [""])[0]
+        table.add_row(kind, knobs or "-", summary)
     out.print(table)
+    for name, reason in sorted(plugin_errors().items()):
+        err.print(f"scheduler plugin {name!r} failed to load: {reason}")
 
 
 @contextmanager

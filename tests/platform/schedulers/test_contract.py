@@ -59,20 +59,21 @@ def test_sync_policy_is_declared(kind: str) -> None:
 def test_simulation_keeps_the_invariants_and_balances_its_books(kind: str) -> None:
     trace = _skewed_trace()
     scheduler = create(kind, workers=WORKERS, batch_size=BATCH, seed=2)
-    result = simulate(trace, scheduler, cache_rows=60, check_invariants=True)
+    plan = scheduler.plan_run(trace)
+    result = simulate(trace, scheduler, cache_rows=60, check_invariants=True, plan=plan)
     c = result.counts
-    if scheduler.executor() is None:
+    if plan.oracle is None:
         assert c.lookups == c.hits + c.miss_pull + c.update_pull
     else:  # prefetching executors also pull rows nobody has looked up yet
         assert c.hits <= c.lookups <= c.hits + c.miss_pull + c.update_pull
     assert c.accesses == result.iterations * WORKERS * BATCH * 3
     # Every dirty copy is written back exactly once: by an update push, an evict push or the
     # final flush; write-through leaves nothing dirty.
-    if scheduler.sync_policy.rule is SyncRule.WRITE_THROUGH and scheduler.executor() is None:
+    if scheduler.sync_policy.rule is SyncRule.WRITE_THROUGH and plan.oracle is None:
         # A replicated table still loaded at the end (FAE ending in a hot phase) is written
         # back once: |H| flush pushes (docs/semantics.md, "Replicated rows").
         ends_hot = result.info["trace"].get("ends_in_hot_phase", False)
-        expected_flush = len(scheduler.replicated_rows) if ends_hot else 0
+        expected_flush = len(plan.replicated_rows) if ends_hot else 0
         assert c.flush_push == expected_flush and c.evict_push == 0
     for name, series in result.series.items():
         assert series.shape == (result.iterations,)

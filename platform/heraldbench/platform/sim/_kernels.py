@@ -10,6 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from heraldbench.platform.contract import Read
 from heraldbench.platform.sim._eviction import (
     POLICY_LRU,
     evict_lfu,
@@ -19,7 +20,8 @@ from heraldbench.platform.sim._eviction import (
     several_bits,
 )
 
-TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = 0, 1, 2  # also the index of each in the counts array
+# The contract's read kinds as plain ints for numba; also the index of each in the counts array.
+TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = int(Read.HIT), int(Read.MISS), int(Read.UPDATE)
 
 @numba.njit(cache=True, nogil=True)
 def group_by_worker(assign, workers):  # pragma: no cover - numba
