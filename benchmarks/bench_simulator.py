@@ -6,8 +6,9 @@ Run: ``python benchmarks/bench_simulator.py`` (all sizes) or
 each case's median and range: on a shared machine one run can be 40% off.
 
 Each (size, scheduler) runs in a fresh process so that its peak RSS is its own. The trace is the
-synthetic Criteo-like generator at full Kaggle cardinalities (33.76 M rows), 8 workers × 256,
-caches of 10% of all rows, LRU. Generation time is measured in a separate pass and also
+synthetic Criteo-like generator at full Kaggle cardinalities (33.76 M rows), or with
+``--datasets criteo-kaggle`` the built-in workload profile at full scale (docs/workloads.md);
+8 workers × 256, caches of 10% of all rows, LRU. Generation time is measured in a separate pass and also
 included in each run's wall time (the simulator consumes the stream as it is generated).
 """
 
@@ -24,18 +25,32 @@ import time
 KAGGLE_SAMPLES = 45_840_617
 
 
-def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float) -> dict:
+def open_trace(dataset: str, samples: int):
+    """The benchmark's trace: the independent-fields generator or a workload profile, both at
+    full Kaggle scale."""
     from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+    from heraldbench.platform.data.workload import SyntheticProfileSpec
+
+    if dataset == "synthetic-criteo":
+        return SyntheticCriteoSpec(kind="synthetic-criteo", samples=samples, scale=1.0, seed=1).open()
+    return SyntheticProfileSpec(profile=dataset, samples=samples, scale=1.0, seed=1).open()
+
+
+def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float,
+            dataset: str = "synthetic-criteo") -> dict:
     from heraldbench.platform.schedulers import create
     from heraldbench.platform.sim import simulate
 
     samples = int(KAGGLE_SAMPLES * fraction)
-    trace = SyntheticCriteoSpec(kind="synthetic-criteo", samples=samples, scale=1.0, seed=1).open()
+    trace = open_trace(dataset, samples)
     if kind == "generate-only":
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         ids = sum(chunk.ids.size for chunk in trace.chunks(1 << 16))
-        wall = time.perf_counter() - start
-        return {"ids": ids, "wall_seconds": wall, "ids_per_second": ids / wall}
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu_start
+        # Generation runs on this one thread: its CPU time is the one-core figure, unaffected
+        # by other load on a shared machine.
+        return {"ids": ids, "wall_seconds": wall, "ids_per_second": ids / wall,
+                "cpu_seconds": cpu, "ids_per_cpu_second": ids / cpu}
     _warm_up(kind, workers, batch)
     scheduler = create(kind, workers=workers, batch_size=batch, seed=0)
     cache_rows = int(ratio * trace.layout.total_rows)
@@ -72,13 +87,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--cache-ratio", type=float, default=0.1)
     parser.add_argument("--repeat", type=int, default=1, help="runs of each case (interleaved)")
+    parser.add_argument("--datasets", nargs="+", default=["synthetic-criteo"],
+                        help="synthetic-criteo and/or a workload profile (criteo-kaggle or a path)")
     parser.add_argument("--one", nargs=2, metavar=("FRACTION", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
     if args.one:
         figures = run_one(float(args.one[0]), args.one[1], args.workers, args.batch_size,
-                          args.cache_ratio)
+                          args.cache_ratio, args.datasets[0])
         figures["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(json.dumps(figures))
         return
@@ -86,38 +103,42 @@ def main() -> None:
     for _ in range(args.repeat):
         for fraction in args.fractions:
             for kind in ["generate-only", *args.schedulers]:
-                figures = _run_case(fraction, kind, args)
-                rows.append({"fraction": fraction, "scheduler": kind, **figures})
-                print(_line(rows[-1]), flush=True)
+                for dataset in args.datasets:
+                    figures = _run_case(fraction, kind, dataset, args)
+                    rows.append({"fraction": fraction, "scheduler": kind, "dataset": dataset,
+                                 **figures})
+                    print(_line(rows[-1]), flush=True)
     if args.repeat > 1:
         print(_summary(rows))
     print(json.dumps(rows, indent=1))
 
 
-def _run_case(fraction: float, kind: str, args: argparse.Namespace) -> dict:
+def _run_case(fraction: float, kind: str, dataset: str, args: argparse.Namespace) -> dict:
     """One case in a fresh process, so that its peak RSS is its own."""
     cmd = [sys.executable, __file__, "--one", str(fraction), kind,
            "--workers", str(args.workers), "--batch-size", str(args.batch_size),
-           "--cache-ratio", str(args.cache_ratio)]
+           "--cache-ratio", str(args.cache_ratio), "--datasets", dataset]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _summary(rows: list[dict]) -> str:
     """Median and range of the wall seconds of each (fraction, scheduler)."""
-    walls: dict[tuple[float, str], list[float]] = {}
+    walls: dict[tuple[float, str, str], list[float]] = {}
     for row in rows:
-        walls.setdefault((row["fraction"], row["scheduler"]), []).append(row["wall_seconds"])
+        case = (row["fraction"], row["scheduler"], row["dataset"])
+        walls.setdefault(case, []).append(row["wall_seconds"])
     lines = ["median wall seconds [range] over the repeats:"]
-    for (fraction, kind), seconds in walls.items():
-        lines.append(f"{fraction:>6.1%} {kind:<22} {statistics.median(seconds):7.1f} s "
+    for (fraction, kind, dataset), seconds in walls.items():
+        lines.append(f"{fraction:>6.1%} {kind:<22} {dataset:<17} {statistics.median(seconds):7.1f} s "
                      f"[{min(seconds):.1f}–{max(seconds):.1f}]")
     return "\n".join(lines)
 
 
 def _line(row: dict) -> str:
     rate = row.get("accesses_per_second") or row.get("ids_per_second")
-    return (f"{row['fraction']:>6.1%} {row['scheduler']:<22} {row['wall_seconds']:7.1f} s "
+    return (f"{row['fraction']:>6.1%} {row['scheduler']:<22} {row['dataset']:<17} "
+            f"{row['wall_seconds']:7.1f} s "
             f"{rate / 1e6:6.1f} M/s  peak RSS {row['peak_rss_bytes'] / 2**30:5.2f} GiB")
 
 

@@ -41,7 +41,6 @@ def full_scale_figures(profile, samples: int) -> dict:
     trace = ProfileTrace(profile, samples=samples, seed=0)
     counts = np.zeros(trace.layout.total_rows, np.int64)
     clicks = 0.0
-    started = time.perf_counter()
     for chunk in trace.chunks(1 << 20):
         counts += np.bincount(chunk.ids.ravel(), minlength=counts.size)
         clicks += float(chunk.labels.sum())
@@ -53,7 +52,6 @@ def full_scale_figures(profile, samples: int) -> dict:
         "rows_touched_per_table": dict(zip(trace.layout.names, touched, strict=True)),
         "top1pct_share_of_all_rows": round(top_share(counts, math.ceil(0.01 * counts.size)), 4),
         "click_rate": round(clicks / samples, 4),
-        "generation_seconds": round(time.perf_counter() - started, 1),
     }
 
 
@@ -79,15 +77,17 @@ def main() -> int:
     cardinalities = {f"C{i + 1}": c for i, c in enumerate(KAGGLE_CARDINALITIES)}
     profile = hold_at_scale(fitted, samples=KAGGLE_SAMPLES, cardinalities=cardinalities,
                             click_rate=KAGGLE_CLICK_RATE, note=NOTE)  # fmt: skip
+    started = time.perf_counter()
     figures = full_scale_figures(profile, args.full_samples)
+    seconds = time.perf_counter() - started  # printed, not stored: it is the machine's, not the data's
     published = {"samples": KAGGLE_SAMPLES, "rows": sum(KAGGLE_CARDINALITIES),
                  "top1pct_share": "about 0.9 (BagPipe: more than 0.92)",
                  "click_rate": KAGGLE_CLICK_RATE}  # fmt: skip
     profile = profile.model_copy(update={"fit": {**profile.fit, "full_scale": figures,
                                                  "published": published}})  # fmt: skip
     save_profile(profile, args.out)
-    json.dump({"profile": str(args.out), "full_scale": figures, "published": published},
-              sys.stdout, indent=2)  # fmt: skip
+    json.dump({"profile": str(args.out), "full_scale": figures, "published": published,
+               "generation_seconds": round(seconds, 1)}, sys.stdout, indent=2)  # fmt: skip
     print()
     return 0
 

@@ -33,7 +33,8 @@ _INV53 = 1.0 / 9007199254740992.0
 _INV32 = 1.0 / 4294967296.0
 #: A repeat whose source sample is a head draw looks for another source this many times.
 RETRIES = 8
-#: Ring columns after the ids: a sample's head flags (bit k: block k drew a head tuple).
+#: Ring columns before the ids: a sample's head flags (bit k: block k drew a head tuple). A ring
+#: row is padded to whole 64-byte lines, and the ring is line-aligned (trace._ring).
 FLAG_COLUMNS = 2
 
 # Key streams: each decision draws from its own stream (index into Kernels.keys).
@@ -188,7 +189,7 @@ def _head_at(s, k, kern, ring, newest):  # pragma: no cover - numba
     holds s (``newest``: the sample being generated), else computed."""
     if newest - s < ring.shape[0] and k < 64:
         row = s & (ring.shape[0] - 1)
-        word = ring[row, ring.shape[1] - FLAG_COLUMNS + (k >> 5)]
+        word = ring[row, k >> 5]
         return (np.uint32(word) >> np.uint32(k & 31)) & np.uint32(1) == np.uint32(1)
     return _new_tuple(s, k, kern) < 0 and _head_coin(s, k, kern)
 
@@ -221,21 +222,28 @@ def _repeat_source(t, k, bits, first, kern, roots, ring):  # pragma: no cover - 
         if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k]:
             if not _head_at(s, k, kern, ring, t):
                 return s
-    for attempt in range(RETRIES):
-        d = first if attempt == 0 else _own_distance(t, k, attempt, kern)
-        if d == 0:
-            return np.int64(-1)
-        if not _head_at(t - d, k, kern, ring, t):
-            return t - d
-    return np.int64(-1)
+    return _entity_source(t, k, _REPEAT_DISTANCE, k, kern.repeat_cdf[k], kern.repeat_prob[k],
+                          kern.repeat_alias[k], first, kern, ring)  # fmt: skip
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
 def _old_source(t, f, k, kern, ring):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
+    return _entity_source(t, k, _OLD_DISTANCE, f, kern.old_cdf[f], kern.old_prob[f],
+                          kern.old_alias[f], np.int64(-1), kern, ring)  # fmt: skip
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _entity_source(t, k, stream, index, cdf, prob, alias, first, kern, ring):  # pragma: no cover
+    """The first of up to RETRIES distances back (drawn from the law cdf/prob/alias, key stream
+    ``stream``, ``index``) that lands on a sample where block k did not draw a head tuple; -1 if
+    none, or once a draw finds no mass. ``first``: the first distance if already drawn (>= 0)."""
     for attempt in range(RETRIES):
-        r = _hash(_stream(kern, _OLD_DISTANCE, f * RETRIES + attempt), t)
-        d = _distance(kern.old_cdf[f], kern.old_prob[f], kern.old_alias[f], r, t)
+        if attempt == 0 and first >= 0:
+            d = first
+        else:
+            r = _hash(_stream(kern, stream, index * RETRIES + attempt), t)
+            d = _distance(cdf, prob, alias, r, t)
         if d == 0:
             return np.int64(-1)
         if not _head_at(t - d, k, kern, ring, t):
@@ -313,15 +321,15 @@ def fill_positions(positions, out, kern, roots, no_ring):  # pragma: no cover - 
 @numba.njit(cache=True, inline="always", _nrt=False)
 def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
     if t - source < ring.shape[0]:
-        return ring[source & (ring.shape[0] - 1), f]
+        return ring[source & (ring.shape[0] - 1), FLAG_COLUMNS + f]
     return value_at(source, f, kern, scratch, ring[:0])
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
 def _prefetch_row(ring, s):  # pragma: no cover - numba
     row = s & (ring.shape[0] - 1)
-    prefetch(ring, row, 0)
-    prefetch(ring, row, ring.shape[1] - 1)
+    for column in range(0, ring.shape[1], 16):  # one prefetch per 64-byte line
+        prefetch(ring, row, column)
 
 
 # ---- the sequential path: plan each sample AHEAD samples early, then build it ---------------
@@ -414,7 +422,7 @@ def fill_ids(start, out, ring, kern, roots, scratch, plan):  # pragma: no cover 
     """Samples [start, start + len(out)) into ``out`` (table-local ids), in order: the same ids
     as :func:`value_at`, faster.
 
-    ``ring`` (a power of two rows of F + FLAG_COLUMNS int32) must hold the samples just before
+    ``ring`` (a power of two rows of FLAG_COLUMNS + F int32, or more) must hold the samples just before
     ``start``, as left by the previous call; a copy from further back is computed with
     :func:`value_at`. ``roots`` and ``scratch`` hold one entry per root level; ``plan`` has
     :func:`plan_shape`.
@@ -460,7 +468,7 @@ def fill_ids(start, out, ring, kern, roots, scratch, plan):  # pragma: no cover 
                 f = kern.block_fields[p]
                 out[i, f] = kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)
         ring_row = t & mask
+        ring[ring_row, 0] = np.int32(np.uint32(flags & _LOW32))
+        ring[ring_row, 1] = np.int32(np.uint32(flags >> _S32))
         for f in range(fields):
-            ring[ring_row, f] = out[i, f]
-        ring[ring_row, fields] = np.int32(np.uint32(flags & _LOW32))
-        ring[ring_row, fields + 1] = np.int32(np.uint32(flags >> _S32))
+            ring[ring_row, FLAG_COLUMNS + f] = out[i, f]

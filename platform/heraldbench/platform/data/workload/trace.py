@@ -199,8 +199,13 @@ def _fill_at(positions: np.ndarray, out: np.ndarray, kernels: Kernels) -> None:
 
 
 def _ring(fields: int) -> np.ndarray:
-    """The sequential generator's memory of recent samples: ids, then head flags."""
-    return np.zeros((RING_SAMPLES, fields + _kernels.FLAG_COLUMNS), np.int32)
+    """The sequential generator's memory of recent samples: head flags then ids, each row padded
+    to whole 64-byte cache lines and the whole aligned to a line, so that a sample's row is
+    fetched (and prefetched) with the fewest lines."""
+    width = -(-(fields + _kernels.FLAG_COLUMNS) // 16) * 16
+    raw = np.zeros(RING_SAMPLES * width + 16, np.int32)
+    skip = (-raw.ctypes.data % 64) // 4
+    return raw[skip : skip + RING_SAMPLES * width].reshape(RING_SAMPLES, width)
 
 
 def _scratch(kernels: Kernels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
