@@ -71,7 +71,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from heraldbench.platform.contract import OracleWindow
+from heraldbench.platform.contract import OracleWindow, Series
 from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
@@ -87,8 +87,8 @@ _BATCHES_PER_CHUNK = 64
 #: Partitions are decided as a batch enters the window, before the cache state of its iteration
 #: exists; every replica holds the same rows, so a location-aware view would be moot anyway.
 _NO_VIEW = CacheView(valid=np.zeros(0, np.uint8), cached=np.zeros(0, np.uint8))
-_HITS, _MISS, _EVICT, _ALLREDUCE = (SERIES.index(name) for name in
-                                    ("hits", "miss_pull", "evict_push", "allreduce"))
+_HITS, _MISS, _EVICT, _ALLREDUCE = (Series.HITS, Series.MISS_PULL, Series.EVICT_PUSH,
+                                    Series.ALLREDUCE)
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -277,14 +277,11 @@ class _Run:
         flush = int(kern.count_dirty(self.state))
         if self.checker is not None:
             _compare("flush", (self.checker.flush(),), (flush,))
-        counts = Counts(
+        counts = Counts.from_series(  # prefetch pulls are no lookups: lookups given
+            {column.key: sums[column] for column in Series},
             accesses=self.iterations * self.scheduler.global_batch * self.fields,
-            lookups=int(t[kern.LOOKUPS]),
-            hits=int(sums[_HITS]),
-            miss_pull=int(sums[_MISS]),
-            evict_push=int(sums[_EVICT]),
             flush_push=flush,
-            allreduce=float(sums[_ALLREDUCE]),
+            lookups=int(t[kern.LOOKUPS]),
         )
         info = {
             "policy": "oracle-lease",

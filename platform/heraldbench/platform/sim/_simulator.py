@@ -25,6 +25,7 @@ from heraldbench.platform.exceptions import CapacityError, InvariantViolation, S
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
 from heraldbench.platform.sim import _kernels, _sync
+from heraldbench.platform.sim._bundles import ReadSettings
 from heraldbench.platform.sim._state import POLICIES, ClusterState, IterationRecords
 
 __all__ = ["SERIES", "SimResult", "simulate"]
@@ -120,6 +121,13 @@ class _Run:
         self.ring = [
             IterationRecords.empty(record_size, self.workers, log_sent) for _ in range(self.lag + 1)
         ]
+        s = self.state  # the read kernel's argument bundles, built once
+        self.read_settings = ReadSettings(
+            self.workers, s.capacity, s.policy, s.permanent_cap,
+            self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
+        )  # fmt: skip
+        self.read_rows, self.evictor = s.read_rows(), s.evictor()
+        self.touches = [rec.touches() for rec in self.ring]
         self.batch_ring: list[SampleChunk | None] = [None] * (self.lag + 1)
         self.assign_ring: list[np.ndarray | None] = [None] * (self.lag + 1)
         self.replicated_ring = [False] * (self.lag + 1)
@@ -237,14 +245,8 @@ class _Run:
         s = self.state
         counts = np.zeros(3, np.int64)
         rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
-            batch.ids, assign, iteration, self.workers, s.capacity, s.policy, s.permanent_cap,
-            self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
-            s.cached, s.valid, s.last_use, s.seen, s.occupancy, s.ahead,
-            s.log_ids, s.log_t, s.log_head, s.log_tail,
-            s.use_count, s.permanent, s.heap_keys, s.heap_ids, s.heap_t, s.heap_size, s.touch_seq,
-            s.lag, s.pending, s.tally,
-            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.touched_occ, rec.push_at,
-            rec.push_held, rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
+            batch.ids, assign, iteration, self.read_settings, self.read_rows, self.evictor,
+            self.touches[iteration % len(self.ring)], counts,
         )  # fmt: skip
         self.series[iteration, : Series.EVICT_PUSH] += counts
         if self.sync_with_writes:

@@ -16,6 +16,7 @@ import numpy as np
 from heraldbench.platform.exceptions import CapacityError
 from heraldbench.platform.schedulers import CacheView
 from heraldbench.platform.sim import _eviction as ev
+from heraldbench.platform.sim._bundles import Evictor, RowState, Touches
 
 __all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype"]
 
@@ -123,6 +124,18 @@ class ClusterState:
             touch_seq=np.zeros(workers, np.int64),
         )
 
+    def read_rows(self) -> RowState:
+        """The per-row fields the read kernel takes, bundled (build once per run: the arrays
+        are never replaced)."""
+        return RowState(self.cached, self.valid, self.last_use, self.seen, self.ahead, self.lag,
+                        self.pending, self.tally)  # fmt: skip
+
+    def evictor(self) -> Evictor:
+        """The per-worker eviction structures the read kernel takes, bundled."""
+        return Evictor(self.occupancy, self.log_ids, self.log_t, self.log_head, self.log_tail,
+                       self.use_count, self.permanent, self.heap_keys, self.heap_ids,
+                       self.heap_t, self.heap_size, self.touch_seq)  # fmt: skip
+
     def view(self) -> CacheView:
         return CacheView(valid=self.valid, cached=self.cached, claims=self.claims,
                          tally=self.tally)
@@ -208,6 +221,12 @@ class IterationRecords:
     n_evicted: int = 0
     n_written: int = 0
     n_pushed: int = 0
+
+    def touches(self) -> Touches:
+        """The records the read kernel fills, bundled (the arrays are never replaced)."""
+        return Touches(self.touched_ids, self.touched_w, self.touched_kind, self.touched_occ,
+                       self.push_at, self.push_held, self.evicted_ids, self.evicted_w,
+                       self.evicted_pending)  # fmt: skip
 
     def clear(self) -> None:
         self.n_touched = self.n_evicted = self.n_written = self.n_pushed = 0
