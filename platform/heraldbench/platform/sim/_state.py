@@ -127,14 +127,11 @@ class ClusterState:
     def read_rows(self) -> RowState:
         """The per-row fields the read kernel takes, bundled (build once per run: the arrays
         are never replaced)."""
-        return RowState(self.cached, self.valid, self.last_use, self.seen, self.ahead, self.lag,
-                        self.pending, self.tally)  # fmt: skip
+        return RowState(*(getattr(self, name) for name in RowState._fields))
 
     def evictor(self) -> Evictor:
         """The per-worker eviction structures the read kernel takes, bundled."""
-        return Evictor(self.occupancy, self.log_ids, self.log_t, self.log_head, self.log_tail,
-                       self.use_count, self.permanent, self.heap_keys, self.heap_ids,
-                       self.heap_t, self.heap_size, self.touch_seq)  # fmt: skip
+        return Evictor(*(getattr(self, name) for name in Evictor._fields))
 
     def view(self) -> CacheView:
         return CacheView(valid=self.valid, cached=self.cached, claims=self.claims,
@@ -224,9 +221,7 @@ class IterationRecords:
 
     def touches(self) -> Touches:
         """The records the read kernel fills, bundled (the arrays are never replaced)."""
-        return Touches(self.touched_ids, self.touched_w, self.touched_kind, self.touched_occ,
-                       self.push_at, self.push_held, self.evicted_ids, self.evicted_w,
-                       self.evicted_pending)  # fmt: skip
+        return Touches(*(getattr(self, name) for name in Touches._fields))
 
     def clear(self) -> None:
         self.n_touched = self.n_evicted = self.n_written = self.n_pushed = 0
