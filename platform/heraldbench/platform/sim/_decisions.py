@@ -61,7 +61,7 @@ def decisions(
             sent_how=rec.sent_how[:sent].copy(),
             phase=run.phase_ring[slot],
             allreduce_rows=run.allreduce_ring[slot],
-            version_checks=rec.n_touched if run.het else 0,
+            version_checks=run.checks_ring[slot],
         )
 
 

@@ -133,6 +133,7 @@ class _Run:
         self.replicated_ring = [False] * (self.lag + 1)
         self.phase_ring: list[PhaseSwitch | None] = [None] * (self.lag + 1)
         self.allreduce_ring = [0] * (self.lag + 1)
+        self.checks_ring = [0] * (self.lag + 1)  # HET's version checks of each iteration
         self.iterations = self.trace.num_samples // scheduler.global_batch
         self.series = np.zeros((self.iterations, len(SERIES)), np.float64)
         self.sync_counts = np.zeros(3, np.int64)
@@ -285,7 +286,9 @@ class _Run:
             self.lag_max, counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
         self.series[iteration, Series.EVICT_PUSH : Series.ALLREDUCE] += counts
-        self.series[iteration, Series.METADATA] += rec.n_touched  # a version check per lookup
+        checks = rec.n_touched  # a version check per lookup
+        self.checks_ring[iteration % len(self.ring)] = checks
+        self.series[iteration, Series.METADATA] += checks
 
     def _sync(self, iteration: int) -> None:
         """Push accounting of ``iteration`` under an on-demand window longer than one
