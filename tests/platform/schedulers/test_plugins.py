@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import yaml
@@ -98,6 +99,37 @@ def test_the_plugin_simulates_and_trains_end_to_end(site: Path) -> None:
     runs = {run["scheduler"]: run for run in json.loads(trained.stdout)["runs"]}
     assert runs["contiguous"]["iterations"] == 6
     assert set(runs["contiguous"]["metrics"]) >= {"auc", "logloss"}
+
+
+def test_the_plugin_runs_on_dask_workers(site: Path) -> None:
+    """``heraldbench run``: the cluster's worker processes discover the plugin themselves."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path]),
+           "HERALDBENCH_HOME": str(site / "home")}  # fmt: skip
+    code = "from heraldbench.api.cli import main; main()"
+    done = subprocess.run([sys.executable, "-c", code, "run", "spec.yaml", "--no-mlflow",
+                           "--json", "--workers", "1"], capture_output=True, text=True,
+                          env=env, cwd=site, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert '"contiguous"' in done.stdout
+
+
+def test_a_registered_kind_validates_without_reimporting_the_spec(monkeypatch) -> None:
+    """The spec's scheduler union is the registry at validation time, not at import."""
+    from heraldbench.platform.schedulers import _base
+    from heraldbench.platform.spec import parse_spec
+
+    from heraldbench.platform.schedulers._composed import RANDOM, WRITE_THROUGH, Composed
+
+    class LateSpec(_base.SchedulerSpecBase):
+        kind: Literal["contiguous-late"] = "contiguous-late"
+
+    class Late(Composed):
+        kind, spec_cls = "contiguous-late", LateSpec
+        partition_rule, sync_rule = RANDOM, WRITE_THROUGH
+
+    monkeypatch.setitem(_base._REGISTRY, "contiguous-late", Late)  # undone after the test
+    spec = parse_spec({**SPEC, "schedulers": [{"kind": "contiguous-late"}]})
+    assert type(spec.schedulers[0]) is LateSpec
 
 
 def test_a_spec_naming_an_unknown_kind_still_lists_the_plugin(site: Path) -> None:
