@@ -4,6 +4,10 @@ Run: ``python benchmarks/bench_simulator.py`` (all sizes) or
 ``python benchmarks/bench_simulator.py --fractions 0.01 --schedulers naive herald``;
 ``--repeat N`` runs each case N times, interleaved (every case once, then again), and ends with
 each case's median and range: on a shared machine one run can be 40% off.
+``--tree before=/path/to/old/checkout --tree after=.`` runs every case on each source tree (its
+``platform``, ``pipelines`` and ``api`` folders first on ``PYTHONPATH``), interleaved case by
+case, and ends with the trees side by side (wall seconds and the ratio to the first tree):
+a before/after comparison in one run, under the same load.
 
 Each (size, scheduler) runs in a fresh process so that its peak RSS is its own. The trace is the
 synthetic Criteo-like generator at full Kaggle cardinalities (33.76 M rows), or with
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -89,14 +94,21 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="runs of each case (interleaved)")
     parser.add_argument("--datasets", nargs="+", default=["synthetic-criteo"],
                         help="synthetic-criteo and/or a workload profile (criteo-kaggle or a path)")
+    parser.add_argument("--tree", action="append", default=[], metavar="NAME=PATH",
+                        help="a source tree to run every case on (repeat to compare trees)")
     parser.add_argument("--one", nargs=2, metavar=("FRACTION", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")
+    try:
+        trees = _trees(args.tree)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.one:
         figures = run_one(float(args.one[0]), args.one[1], args.workers, args.batch_size,
                           args.cache_ratio, args.datasets[0])
         figures["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        figures["source"] = os.path.dirname(sys.modules["heraldbench.platform"].__file__)
         print(json.dumps(figures))
         return
     rows = []
@@ -104,21 +116,65 @@ def main() -> None:
         for fraction in args.fractions:
             for kind in ["generate-only", *args.schedulers]:
                 for dataset in args.datasets:
-                    figures = _run_case(fraction, kind, dataset, args)
-                    rows.append({"fraction": fraction, "scheduler": kind, "dataset": dataset,
-                                 **figures})
-                    print(_line(rows[-1]), flush=True)
+                    # generation is not what trees are compared on: the first tree only
+                    for tree, path in trees[:1] if kind == "generate-only" else trees:
+                        figures = _run_case(fraction, kind, dataset, args, path)
+                        rows.append({"fraction": fraction, "scheduler": kind,
+                                     "dataset": dataset, "tree": tree, **figures})
+                        print(_line(rows[-1]), flush=True)
     if args.repeat > 1:
         print(_summary(rows))
+    if len(trees) > 1:
+        print(_side_by_side(rows, [name for name, _ in trees]))
     print(json.dumps(rows, indent=1))
 
 
-def _run_case(fraction: float, kind: str, dataset: str, args: argparse.Namespace) -> dict:
-    """One case in a fresh process, so that its peak RSS is its own."""
+def _trees(given: list[str]) -> list[tuple[str, str | None]]:
+    """(name, source folder) of each ``--tree NAME=PATH``; the installed code when none."""
+    trees: list[tuple[str, str | None]] = []
+    for item in given:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"--tree takes NAME=PATH, got {item!r}")
+        if not os.path.isdir(os.path.join(path, "platform", "heraldbench")):
+            raise ValueError(f"--tree {name}: {path} holds no platform/heraldbench folder")
+        trees.append((name, os.path.abspath(path)))
+    if len({name for name, _ in trees}) != len(trees):
+        raise ValueError(f"--tree names must differ, got {[name for name, _ in trees]}")
+    return trees or [("installed", None)]
+
+
+def _side_by_side(rows: list[dict], names: list[str]) -> str:
+    """Median wall seconds of each case per tree, and each tree's ratio to the first."""
+    walls: dict[tuple[float, str, str], dict[str, list[float]]] = {}
+    for row in rows:
+        if row["scheduler"] != "generate-only":
+            case = (row["fraction"], row["dataset"], row["scheduler"])
+            walls.setdefault(case, {}).setdefault(row["tree"], []).append(row["wall_seconds"])
+    head = "".join(f"{name:>12}" for name in names)
+    ratios = "".join(f"{name + '/' + names[0]:>16}" for name in names[1:])
+    lines = [f"{'fraction':>8} {'dataset':<17} {'scheduler':<22}{head}{ratios}"]
+    for (fraction, dataset, kind), by_tree in walls.items():
+        median = {t: statistics.median(v) for t, v in by_tree.items()}
+        cells = "".join(f"{median.get(t, float('nan')):11.1f}s" for t in names)
+        rel = "".join(f"{median.get(t, float('nan')) / median[names[0]]:16.3f}"
+                      for t in names[1:])
+        lines.append(f"{fraction:>8.1%} {dataset:<17} {kind:<22}{cells}{rel}")
+    return "\n".join(lines)
+
+
+def _run_case(fraction: float, kind: str, dataset: str, args: argparse.Namespace,
+              tree: str | None = None) -> dict:
+    """One case in a fresh process, so that its peak RSS is its own, on the code of ``tree``
+    (a source folder) or the installed code."""
     cmd = [sys.executable, __file__, "--one", str(fraction), kind,
            "--workers", str(args.workers), "--batch-size", str(args.batch_size),
            "--cache-ratio", str(args.cache_ratio), "--datasets", dataset]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    env = dict(os.environ)
+    if tree is not None:
+        folders = [os.path.join(tree, part) for part in ("platform", "pipelines", "api")]
+        env["PYTHONPATH"] = os.pathsep.join([*folders, env.get("PYTHONPATH", "")])
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -138,6 +194,7 @@ def _summary(rows: list[dict]) -> str:
 def _line(row: dict) -> str:
     rate = row.get("accesses_per_second") or row.get("ids_per_second")
     return (f"{row['fraction']:>6.1%} {row['scheduler']:<22} {row['dataset']:<17} "
+            f"{row.get('tree', ''):<10} "
             f"{row['wall_seconds']:7.1f} s "
             f"{rate / 1e6:6.1f} M/s  peak RSS {row['peak_rss_bytes'] / 2**30:5.2f} GiB")
 

@@ -109,8 +109,8 @@ def lower_bound(
     """The pull and push lower bounds of running ``partitions`` over ``trace`` (strict mode).
 
     Args:
-        trace: the trace the scheduler ran on (``scheduler.prepare(trace)``; the same trace for
-            every scheduler without its own sample order).
+        trace: the trace the scheduler ran on (``scheduler.plan_run(trace).trace``; the same
+            trace for every scheduler without its own sample order).
         partitions: (iterations, workers·batch_size) worker of each sample of each global
             batch, as ``simulate(..., record_partitions=True)`` records it; iteration b covers
             samples [b·B, (b + 1)·B). Only these iterations are counted.

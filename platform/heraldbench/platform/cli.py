@@ -165,7 +165,7 @@ def report(
 @app.command()
 def schedulers() -> None:
     """List the scheduler kinds and their knobs."""
-    from heraldbench.platform.schedulers import registered
+    from heraldbench.platform.schedulers import plugin_errors, registered
 
     table = Table("kind", "knobs (default)", "what it is")
     for kind, cls in sorted(registered().items()):
@@ -176,6 +176,8 @@ def schedulers() -> None:
         )
         table.add_row(kind, knobs or "-", _summary(cls.__doc__))
     out.print(table)
+    for name, reason in sorted(plugin_errors().items()):
+        err.print(f"scheduler plugin {name!r} failed to load: {reason}")
 
 
 #: Scheduler fields that are no knob of the scheduler: its tag, and the experiment's embedding

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 from heraldbench.platform.units import BYTES_PER_VALUE
@@ -62,6 +63,18 @@ class Counts:
         return {name: value * row for name, value in self.totals().items()} | {
             "flush_push": self.flush_push * row
         }
+
+    @classmethod
+    def from_series(cls, totals: Mapping[str, float], *, accesses: int, flush_push: int,
+                    lookups: int | None = None) -> Counts:  # fmt: skip
+        """Counts from the totals of an executor's per-iteration series (named as the
+        counters); ``lookups`` defaults to hits + miss_pull + update_pull."""
+        rows = {f.name: int(totals.get(f.name, 0)) for f in fields(cls)
+                if f.name not in ("accesses", "lookups", "flush_push", "allreduce")}
+        if lookups is None:
+            lookups = rows["hits"] + rows["miss_pull"] + rows["update_pull"]
+        return cls(accesses=accesses, lookups=lookups, flush_push=flush_push,
+                   allreduce=float(totals.get("allreduce", 0.0)), **rows)
 
     def __add__(self, other: Counts) -> Counts:
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})

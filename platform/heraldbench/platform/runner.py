@@ -13,6 +13,7 @@ from heraldbench.platform.metrics import Counts, relative_to
 from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.schedulers import (
     NaiveSpec,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncRule,
@@ -127,7 +128,8 @@ def simulate_run(
     scheduler = from_spec(
         sched_spec, workers=spec.cluster.workers, batch_size=spec.cluster.batch_size, seed=spec.seed
     )
-    with_bound = spec.lower_bound and _bound_applies(scheduler, spec)
+    plan = scheduler.plan_run(trace)
+    with_bound = spec.lower_bound and _bound_applies(scheduler, plan, trace, spec)
     result = simulate(
         trace,
         scheduler,
@@ -137,6 +139,7 @@ def simulate_run(
         check_invariants=check_invariants,
         record_partitions=with_bound,
         progress=progress,
+        plan=plan,
     )
     bound = _bound(trace, scheduler, result, cache_rows) if with_bound else None
     return RunResult(
@@ -162,16 +165,16 @@ def _schedule_info(given: dict[str, Any], replayed: Any) -> dict[str, Any] | Non
     return changed or None
 
 
-def _bound_applies(scheduler: Scheduler, spec: ExperimentSpec) -> bool:
+def _bound_applies(scheduler: Scheduler, plan: RunPlan, trace: TraceSource,
+                   spec: ExperimentSpec) -> bool:  # fmt: skip
     """The bound is for strict, demand-fetching schedulers whose every batch goes through the
     caches: relaxed reads (HET), replicated batches (FAE) and prefetching executors (BagPipe)
     are outside its premise, so no gap is reported for them."""
     return (
         spec.consistency == "strict"
-        and scheduler.executor() is None
+        and plan.replays_trace
+        and plan.trace is trace
         and scheduler.sync_policy.rule is not SyncRule.BOUNDED_STALENESS
-        and scheduler.replicated_rows is None
-        and type(scheduler).prepare is Scheduler.prepare
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import core_schema
 
 from heraldbench.platform._fields import coerced_booleans
 from heraldbench.platform.data.avazu import AvazuCSVSpec
@@ -26,7 +27,7 @@ from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
 from heraldbench.platform.documents import read_document
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.schedulers import registered
+from heraldbench.platform.schedulers import SchedulerSpecBase, registered, validate_spec
 from heraldbench.platform.tuning import TuningSpec, check_tuning
 from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
 
@@ -49,10 +50,38 @@ DatasetSpec = Annotated[
     ],
     Field(discriminator="kind"),
 ]
-SchedulerSpec = Annotated[
-    Union[tuple(cls.spec_cls for cls in registered().values())],  # type: ignore[misc]
-    Field(discriminator="kind"),
-]
+
+
+class _ByRegistry:
+    """Validates a scheduler entry against the registry when a spec is validated, not when this
+    module is imported, so that kinds registered later (plugins) validate too."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            validate_spec,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _dump_scheduler, info_arg=True
+            ),
+        )
+
+    def __get_pydantic_json_schema__(self, schema: Any, handler: Any) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "description": "a registered scheduler kind and its knobs",
+            "required": ["kind"],
+            "properties": {"kind": {"enum": sorted(registered())}},
+        }
+
+
+def _dump_scheduler(spec: SchedulerSpecBase, info: Any) -> dict[str, Any]:
+    return spec.model_dump(
+        mode=info.mode, by_alias=bool(info.by_alias), exclude_unset=info.exclude_unset,
+        exclude_defaults=info.exclude_defaults, exclude_none=info.exclude_none,
+    )  # fmt: skip
+
+
+#: One scheduler entry of a spec: any registered kind (a union tagged by ``kind``).
+SchedulerSpec = Annotated[SchedulerSpecBase, _ByRegistry()]
 
 
 class _Strict(BaseModel):

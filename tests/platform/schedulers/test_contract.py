@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from heraldbench.platform.contract import Read, Send
 from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.exceptions import SpecError, UnknownNameError
+from heraldbench.platform.metrics import Counts
 from heraldbench.platform.schedulers import CacheView, SyncRule, create, registered
-from heraldbench.platform.sim import simulate
+from heraldbench.platform.sim import decisions, simulate
 
 KINDS = sorted(registered())
 WORKERS, BATCH = 4, 8
@@ -59,24 +61,55 @@ def test_sync_policy_is_declared(kind: str) -> None:
 def test_simulation_keeps_the_invariants_and_balances_its_books(kind: str) -> None:
     trace = _skewed_trace()
     scheduler = create(kind, workers=WORKERS, batch_size=BATCH, seed=2)
-    result = simulate(trace, scheduler, cache_rows=60, check_invariants=True)
+    plan = scheduler.plan_run(trace)
+    result = simulate(trace, scheduler, cache_rows=60, check_invariants=True, plan=plan)
     c = result.counts
-    if scheduler.executor() is None:
+    if plan.oracle is None:
         assert c.lookups == c.hits + c.miss_pull + c.update_pull
     else:  # prefetching executors also pull rows nobody has looked up yet
         assert c.hits <= c.lookups <= c.hits + c.miss_pull + c.update_pull
     assert c.accesses == result.iterations * WORKERS * BATCH * 3
     # Every dirty copy is written back exactly once: by an update push, an evict push or the
     # final flush; write-through leaves nothing dirty.
-    if scheduler.sync_policy.rule is SyncRule.WRITE_THROUGH and scheduler.executor() is None:
+    if scheduler.sync_policy.rule is SyncRule.WRITE_THROUGH and plan.oracle is None:
         # A replicated table still loaded at the end (FAE ending in a hot phase) is written
         # back once: |H| flush pushes (docs/semantics.md, "Replicated rows").
         ends_hot = result.info["trace"].get("ends_in_hot_phase", False)
-        expected_flush = len(scheduler.replicated_rows) if ends_hot else 0
+        expected_flush = len(plan.replicated_rows) if ends_hot else 0
         assert c.flush_push == expected_flush and c.evict_push == 0
     for name, series in result.series.items():
         assert series.shape == (result.iterations,)
         assert series.sum() == getattr(c, name)
+
+
+def test_the_simulator_counts_exactly_the_decision_stream(kind: str) -> None:
+    """What the stream says, counted by the contract's rules, is what the simulator reports."""
+    trace = _skewed_trace()
+    scheduler = create(kind, workers=WORKERS, batch_size=BATCH, seed=2)
+    expected = simulate(trace, scheduler, cache_rows=60).counts
+    tally = dict.fromkeys(("hits", "miss_pull", "update_pull", "evict_push", "update_push",
+                           "allreduce", "metadata", "prefetch"), 0.0)  # fmt: skip
+    iterations = 0
+    for dec in decisions(trace, create(kind, workers=WORKERS, batch_size=BATCH, seed=2),
+                         cache_rows=60):  # fmt: skip
+        assert dec.iteration == iterations
+        iterations += 1
+        kinds, how = dec.touched_kind, dec.sent_how
+        tally["hits"] += np.count_nonzero(kinds == Read.HIT)
+        tally["miss_pull"] += np.count_nonzero(kinds == Read.MISS) + dec.prefetch_ids.size
+        tally["prefetch"] += dec.prefetch_ids.size
+        tally["update_pull"] += np.count_nonzero(kinds == Read.UPDATE)
+        tally["evict_push"] += np.count_nonzero((how == Send.EVICT) | (how == Send.RELEASE))
+        tally["update_push"] += np.count_nonzero(how == Send.UPDATE)
+        if dec.phase is not None:
+            tally["miss_pull"] += dec.phase.pulls(WORKERS)
+            tally["update_push"] += dec.phase.pushes()
+        tally["allreduce"] += dec.allreduce(WORKERS)
+        tally["metadata"] += dec.version_checks
+    lookups = tally["hits"] + tally["miss_pull"] + tally["update_pull"] - tally["prefetch"]
+    counted = Counts.from_series(tally, accesses=expected.accesses, lookups=int(lookups),
+                                 flush_push=expected.flush_push)  # fmt: skip
+    assert iterations > 0 and counted == expected
 
 
 def test_unknown_knob_is_rejected_with_its_name(kind: str) -> None:

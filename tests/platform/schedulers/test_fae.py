@@ -62,9 +62,10 @@ def test_random_partition_used_below() -> None:
 
 def test_profile_hot_set_and_reordered_batches() -> None:
     scheduler = create("fae", workers=2, batch_size=1, seed=0, hot_ratio=0.25, sampling_rate=1.0)
-    prepared = scheduler.prepare(golden_trace())
-    assert scheduler.replicated_rows.tolist() == [0, 4]
-    assert scheduler.replicated_rows.dtype == np.int32
+    plan = scheduler.plan_run(golden_trace())
+    prepared = plan.trace
+    assert plan.replicated_rows.tolist() == [0, 4]
+    assert plan.replicated_rows.dtype == np.int32
     info = prepared.describe()
     assert info["hot_rows"] == 2 and info["sampled_samples"] == 12
     assert info["hot_input_share"] == pytest.approx(7 / 12)
@@ -148,7 +149,7 @@ def test_switch_period_alternates_and_the_longer_class_finishes() -> None:
     for period, batches in order.items():
         scheduler = create("fae", workers=2, batch_size=1, hot_ratio=1 / 16, sampling_rate=1.0,
                            switch_period=period)
-        prepared = scheduler.prepare(trace)
+        prepared = scheduler.plan_run(trace).trace
         assert prepared.materialize().ids.ravel().tolist() == sum(batches, [])
         assert [scheduler.is_hot(b) for b in range(8)] == [pair == hot for pair in batches]
         assert prepared.describe()["phases"] == phases[period]
@@ -184,8 +185,9 @@ def test_profile_draws_with_replacement_and_streams_across_chunks(
     counts, draws = _fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(1))
     assert draws == 100 and counts.sum() == 100 * 3
     scheduler = create("fae", workers=4, batch_size=8, seed=1, hot_ratio=0.05, switch_period=3)
-    prepared = scheduler.prepare(trace)
-    hot = np.isin(trace.ids, scheduler.replicated_rows).all(axis=1)
+    plan = scheduler.plan_run(trace)
+    prepared = plan.trace
+    hot = np.isin(trace.ids, plan.replicated_rows).all(axis=1)
     b = scheduler.global_batch
     by_class = {True: trace.ids[hot], False: trace.ids[~hot]}
     expected, taken = [], {True: 0, False: 0}
@@ -203,9 +205,10 @@ def test_same_seed_same_run_other_seeds_sample_differently() -> None:
     knobs = dict(workers=4, batch_size=16, hot_ratio=0.05, sampling_rate=0.02)
     first = create("fae", seed=3, **knobs)
     again = create("fae", seed=3, **knobs)
-    a = simulate(trace, first, cache_rows=200)
-    b = simulate(trace, again, cache_rows=200)
-    np.testing.assert_array_equal(first.replicated_rows, again.replicated_rows)
+    first_plan, again_plan = first.plan_run(trace), again.plan_run(trace)
+    a = simulate(trace, first, cache_rows=200, plan=first_plan)
+    b = simulate(trace, again, cache_rows=200, plan=again_plan)
+    np.testing.assert_array_equal(first_plan.replicated_rows, again_plan.replicated_rows)
     assert a.counts == b.counts
     hot_sets = {tuple(_prepared_hot_rows(trace, seed, knobs)) for seed in range(4)}
     assert len(hot_sets) > 1
@@ -213,8 +216,7 @@ def test_same_seed_same_run_other_seeds_sample_differently() -> None:
 
 def _prepared_hot_rows(trace: InMemoryTrace, seed: int, knobs: dict) -> list[int]:
     scheduler = create("fae", seed=seed, **knobs)
-    scheduler.prepare(trace)
-    return scheduler.replicated_rows.tolist()
+    return scheduler.plan_run(trace).replicated_rows.tolist()
 
 
 def test_fae_cuts_pulls_and_pushes_against_naive_at_an_all_reduce_cost() -> None:
@@ -336,6 +338,6 @@ def test_profile_is_the_same_with_and_without_random_access(
     for trace in (direct, streamed):
         scheduler = create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.02,
                            switch_period=2)
-        replayed.append(scheduler.prepare(trace).materialize())
+        replayed.append(scheduler.plan_run(trace).trace.materialize())
     np.testing.assert_array_equal(replayed[0].ids, replayed[1].ids)
     np.testing.assert_array_equal(replayed[0].labels, replayed[1].labels)

@@ -96,9 +96,10 @@ def test_lfuopt_keeps_frequent_rows_permanently() -> None:
 
 
 def test_het_policy_overrides_the_spec_policy() -> None:
+    trace = InMemoryTrace.from_local_ids(np.zeros((4, 1), np.int64), [1])
     sched = create("het", workers=2, batch_size=2, policy="lfuopt")
-    assert sched.cache_policy == "lfuopt"
-    assert create("het", workers=2, batch_size=2).cache_policy is None
+    assert sched.plan_run(trace).cache_policy == "lfuopt"
+    assert create("het", workers=2, batch_size=2).plan_run(trace).cache_policy is None
 
 
 @pytest.mark.parametrize("knobs", [{"bound": -1}, {"clock_unit": "epoch"}, {"policy": "fifo"}])

@@ -65,6 +65,13 @@ def test_in_float64_the_difference_is_rounding_only(split) -> None:
     assert max_difference(train_tiny("het", split, dtype=torch.float64, bound=100), naive) > 1e-4
 
 
+def test_bagpipe_trains_the_naive_model_in_float64(split) -> None:
+    naive = train_tiny("naive", split, dtype=torch.float64)
+    bagpipe = train_tiny("bagpipe", split, dtype=torch.float64, cache_rows=80, lookahead=4)
+    assert bagpipe.counts.pull != naive.counts.pull  # its own cache, not naive's in disguise
+    assert max_difference(bagpipe, naive) < 1e-12
+
+
 def test_naive_equals_plain_synchronous_training(split, naive) -> None:
     train, held_out = split
     plain = train_plain(train, held_out, global_batch=WORKERS * BATCH, embedding_dim=DIM,

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from heraldbench.platform.exceptions import InvariantViolation, SpecError
+from heraldbench.platform.contract import Read
+from heraldbench.platform.exceptions import InvariantViolation
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import decisions, simulate
-from heraldbench.platform.sim._decisions import TOUCH_HIT, TOUCH_UPDATE
 from heraldbench.platform.train import EmulatedCluster, executor, init_embedding_table
 from heraldbench.platform.train._rows import RowStore
 from heraldbench.platform.train.loop import _Run
@@ -44,6 +44,9 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("naive", {}, {"policy": "lfu"}),
     ("herald", {}, {"policy": "lfu", "cache_rows": 33}),
     ("herald", {}, {"consistency": "optimistic"}),
+    ("bagpipe", {"lookahead": 4}, {"cache_rows": 80}),
+    ("bagpipe", {"lookahead": 1}, {"cache_rows": 70}),
+    ("bagpipe", {"lookahead": 20, "cleanup_proportion": 0.5}, {"cache_rows": 98}),
 ]
 
 
@@ -85,9 +88,9 @@ def _corrupted(stream, flip_at: int):
     """The decision stream with one update pull turned into a hit (a read of an outdated copy)."""
     for dec in stream:
         kinds = dec.touched_kind
-        if dec.iteration >= flip_at and (kinds == TOUCH_UPDATE).any():
+        if dec.iteration >= flip_at and (kinds == Read.UPDATE).any():
             kinds = kinds.copy()
-            kinds[np.flatnonzero(kinds == TOUCH_UPDATE)[0]] = TOUCH_HIT
+            kinds[np.flatnonzero(kinds == Read.UPDATE)[0]] = Read.HIT
             dec = dataclasses.replace(dec, touched_kind=kinds)
             flip_at = 1 << 30
         yield dec
@@ -116,9 +119,23 @@ def test_evicting_unsent_updates_is_refused() -> None:
             cluster.finish(dec)
 
 
-def test_bagpipe_is_refused_with_a_clear_error() -> None:
-    with pytest.raises(SpecError, match="own executor"):
-        train_tiny("bagpipe")
+def test_bagpipe_prefetches_writes_back_and_all_reduces() -> None:
+    outcome = train_tiny("bagpipe", cache_rows=80, lookahead=4)
+    c = outcome.counts
+    assert outcome.series["prefetch"].sum() > 0 and c.evict_push and c.allreduce and c.flush_push
+    assert c.lookups == c.hits + c.miss_pull - int(outcome.series["prefetch"].sum())
+    assert outcome.stale_reads == 0
+
+
+def test_bagpipe_refuses_a_stream_that_skips_a_write_back() -> None:
+    train, held_out = tiny_split()
+    scheduler = create("bagpipe", workers=WORKERS, batch_size=BATCH, lookahead=4)
+    run = _Run(train, held_out, scheduler, 80, DIM, SETTINGS, "strict", replicated_cache=True)
+    stream = (dataclasses.replace(dec, sent_how=dec.sent_how[:0], sent_ids=dec.sent_ids[:0],
+                                  sent_w=dec.sent_w[:0])
+              for dec in decisions(train, scheduler, cache_rows=80))  # fmt: skip
+    with pytest.raises(InvariantViolation, match="never sent|missing its latest"):
+        run.execute(stream, None)
 
 
 def _cpu() -> torch.device:

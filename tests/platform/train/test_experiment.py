@@ -116,12 +116,19 @@ def test_train_command_prints_json_and_a_table(tmp_path: Path) -> None:
     assert "AUC" in table.stdout and "herald" in table.stdout
 
 
-def test_train_command_refuses_bagpipe_clearly(tmp_path: Path) -> None:
+def test_train_command_trains_bagpipe_with_the_simulators_counts(tmp_path: Path) -> None:
+    spec = {**SPEC, "schedulers": [{"kind": "bagpipe", "lookahead": 8}],
+            "train": {**SPEC["train"], "eval_interval": 0}}  # fmt: skip
     path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump({**SPEC, "schedulers": [{"kind": "bagpipe"}]}))
-    done = CliRunner().invoke(app, ["train", str(path)])
-    assert done.exit_code == 2
-    assert "bagpipe" in done.stderr and "own executor" in done.stderr
+    path.write_text(yaml.safe_dump(spec))
+    done = _cli("train", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    runs = {run["scheduler"]: run for run in json.loads(done.stdout)["runs"]}
+    parsed = parse_spec(spec)
+    train, _ = split_trace(parsed.dataset.open(), parsed.train.eval_fraction)
+    expected = simulate_run(parsed, parsed.schedulers[0], trace=train).counts
+    assert runs["bagpipe"]["counts"] == expected.as_dict()
+    assert expected.allreduce > 0 and set(runs["bagpipe"]["metrics"]) >= {"auc", "logloss"}
 
 
 @pytest.mark.gpu

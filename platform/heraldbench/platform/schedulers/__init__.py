@@ -8,6 +8,7 @@
 from heraldbench.platform.schedulers._base import (
     CacheView,
     Plan,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncPolicy,
@@ -17,6 +18,7 @@ from heraldbench.platform.schedulers._base import (
     lookup,
     register,
     registered,
+    validate_spec,
 )
 from heraldbench.platform.schedulers._bagpipe import BagPipe, BagPipeSpec
 from heraldbench.platform.schedulers._fae import FAE, FAESpec
@@ -29,8 +31,14 @@ from heraldbench.platform.schedulers._herald_partition_only import (
 )
 from heraldbench.platform.schedulers._herald_sync_only import HeraldSyncOnly, HeraldSyncOnlySpec
 from heraldbench.platform.schedulers._naive import Naive, NaiveSpec
+from heraldbench.platform.schedulers._plugins import (
+    ENTRY_POINT_GROUP,
+    discover_plugins,
+    plugin_errors,
+)
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "HET",
     "BagPipe",
     "BagPipeSpec",
@@ -49,13 +57,19 @@ __all__ = [
     "Naive",
     "NaiveSpec",
     "Plan",
+    "RunPlan",
     "Scheduler",
     "SchedulerSpecBase",
     "SyncPolicy",
     "SyncRule",
     "create",
+    "discover_plugins",
     "from_spec",
     "lookup",
+    "plugin_errors",
     "register",
     "registered",
+    "validate_spec",
 ]
+
+discover_plugins()  # schedulers of other installed packages (entry-point group above)

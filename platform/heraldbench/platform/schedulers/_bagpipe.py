@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
+from heraldbench.platform.contract import OracleWindow
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
     CacheView,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncPolicy,
     SyncRule,
     register,
 )
-from heraldbench.platform.schedulers._partitions import random_partition
+from heraldbench.platform.schedulers._composed import RANDOM
 
 __all__ = ["BagPipe", "BagPipeSpec"]
 
@@ -50,9 +52,11 @@ class BagPipe(Scheduler):
     gradients go sync-now (read by the next batch), sync-later (all-reduced overlapped with the
     next step) or no-sync (one occurrence, no reuse: never all-reduced). Unlike the published
     code the cache capacity is enforced. Inputs are partitioned as naive's (same seed, same
-    partitions). Its counts come from its own executor,
-    :func:`heraldbench.platform.sim._replicated.simulate_replicated`, whose docstring states the
-    accounting; the declared write-through sync policy is not used by it.
+    partitions). Its run plan asks for a logically replicated cache run by an oracle
+    (:class:`~heraldbench.platform.contract.OracleWindow`); the decision stream's replicated
+    state machine (:mod:`heraldbench.platform.sim._replicated`, whose docstring states the
+    accounting) decides its reads, prefetches, evictions and all-reduces; the declared
+    write-through sync policy is not used by it.
     """
 
     kind = "bagpipe"
@@ -73,9 +77,7 @@ class BagPipe(Scheduler):
         return SyncPolicy(SyncRule.WRITE_THROUGH)
 
     def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return random_partition(self.global_batch, self.batch_size, self.seed, iteration)
+        return RANDOM.assign(self, ids, view, iteration)  # naive's partitions
 
-    def executor(self) -> Callable[..., Any]:
-        from heraldbench.platform.sim._replicated import simulate_replicated
-
-        return simulate_replicated
+    def plan_run(self, trace: TraceSource) -> RunPlan:
+        return RunPlan(trace, oracle=OracleWindow(self.lookahead, self.cleanup_interval))

@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import abc
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar, Union
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from heraldbench.platform.contract import CacheView, Plan, RunPlan
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.exceptions import SpecError, UnknownNameError
 
 __all__ = [
     "CacheView",
     "Plan",
+    "RunPlan",
     "Scheduler",
     "SchedulerSpecBase",
     "SyncPolicy",
@@ -29,6 +30,7 @@ __all__ = [
     "create",
     "register",
     "registered",
+    "validate_spec",
 ]
 
 
@@ -56,41 +58,6 @@ class SyncPolicy:
     def lag(self) -> int:
         """Iterations of future reads the executor must know before syncing an iteration."""
         return self.window if self.rule is SyncRule.ON_DEMAND else 0
-
-
-@dataclass(frozen=True)
-class CacheView:
-    """What a scheduler may look at when it decides: the state at the end of the last iteration.
-
-    Attributes:
-        valid: per global row, a bitmask of the workers holding a valid copy (bit w = worker w).
-        cached: per global row, a bitmask of the workers holding any copy.
-        claims, tally: per global row, scratch a partition may use (a worker bitmask of
-            ``valid``'s dtype and an int32), zero on entry and to be left zero on return. The
-            simulator keeps them next to each row's state, so marking the rows of a batch costs
-            no extra memory traffic; None where no such scratch is offered.
-    """
-
-    valid: np.ndarray
-    cached: np.ndarray
-    claims: np.ndarray | None = None
-    tally: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A scheduler's decisions for one iteration.
-
-    Attributes:
-        assign: (W·m,) worker of each sample.
-        replicated: the batch is served entirely by a table replicated on every worker and kept
-            in sync by all-reduce (FAE's hot batches); it does not touch the caches.
-        allreduce_rows: rows all-reduced this iteration (before the ring factor).
-    """
-
-    assign: np.ndarray
-    replicated: bool = False
-    allreduce_rows: int = 0
 
 
 class SchedulerSpecBase(BaseModel):
@@ -156,24 +123,14 @@ class Scheduler(abc.ABC):
         """All decisions of one iteration; by default just the partition."""
         return Plan(self.partition(ids, view, iteration))
 
-    def prepare(self, trace: TraceSource) -> TraceSource:
-        """The trace the scheduler runs on; FAE reorders samples into hot and cold batches."""
-        return trace
+    def plan_run(self, trace: TraceSource) -> RunPlan:
+        """What this run needs from every executor, fixed before it starts (see
+        :class:`RunPlan`); by default the trace as given, per-worker caches, nothing else.
 
-    def executor(self) -> Callable[..., Any] | None:
-        """A simulator of the scheduler's own, for systems whose cache model differs from the
-        per-worker one (BagPipe's logically replicated cache); None uses the shared simulator.
-        It is called as ``simulate`` is and returns a ``SimResult``."""
-        return None
-
-    #: Cache policy the scheduler imposes (HET's own knob), or None for the spec's.
-    cache_policy: str | None = None
-
-    #: Future global batches whose rows eviction passes over (lookahead-aware replacement); 0 = off.
-    replacement_window: int = 0
-
-    #: Rows replicated on every worker (FAE's hot set), or None.
-    replicated_rows: np.ndarray | None = None
+        Called once per run, before the first :meth:`plan`; a scheduler that reorders the
+        trace (FAE) returns the reordered trace here.
+        """
+        return RunPlan(trace)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, **self.spec.knobs()}
@@ -184,6 +141,17 @@ _REGISTRY: dict[str, type[Scheduler]] = {}
 
 def register(cls: type[Scheduler]) -> type[Scheduler]:
     """Class decorator adding a scheduler to the name registry."""
+    kind = getattr(cls, "kind", None)
+    if not isinstance(kind, str) or not kind:
+        raise TypeError(f"scheduler class {cls.__name__} needs a kind name, got {kind!r}")
+    spec_cls = getattr(cls, "spec_cls", None)
+    if not (isinstance(spec_cls, type) and issubclass(spec_cls, SchedulerSpecBase)):
+        raise TypeError(f"scheduler {kind!r} needs a spec_cls subclassing SchedulerSpecBase, "
+                        f"got {spec_cls!r}")  # fmt: skip
+    tag = spec_cls.model_fields.get("kind")
+    if tag is None or tag.default != kind:
+        raise TypeError(f"scheduler {kind!r}: {spec_cls.__name__}.kind must default to {kind!r}, "
+                        f"got {None if tag is None else tag.default!r}")  # fmt: skip
     if cls.kind in _REGISTRY:
         raise ValueError(f"scheduler kind {cls.kind!r} is registered twice")
     _REGISTRY[cls.kind] = cls
@@ -193,6 +161,24 @@ def register(cls: type[Scheduler]) -> type[Scheduler]:
 def registered() -> dict[str, type[Scheduler]]:
     """Registered scheduler classes by kind."""
     return dict(_REGISTRY)
+
+
+_ADAPTERS: dict[tuple[type[SchedulerSpecBase], ...], TypeAdapter[Any]] = {}
+
+
+def validate_spec(data: Any) -> SchedulerSpecBase:
+    """A scheduler spec validated against the kinds registered *now* (plugins included): a
+    union tagged by ``kind``, so errors are located as ``<kind>.<knob>`` and an unknown kind is
+    reported with the known ones. A spec instance of a registered kind is returned as is."""
+    specs = tuple(cls.spec_cls for cls in _REGISTRY.values())
+    if isinstance(data, specs):
+        return data
+    adapter = _ADAPTERS.get(specs)
+    if adapter is None:
+        union = Union[specs] if len(specs) > 1 else specs[0]  # type: ignore[valid-type]
+        tagged = Annotated[union, Field(discriminator="kind")] if len(specs) > 1 else union
+        adapter = _ADAPTERS[specs] = TypeAdapter(tagged)
+    return adapter.validate_python(data)
 
 
 def lookup(kind: str) -> type[Scheduler]:

@@ -35,6 +35,7 @@ from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.schedulers._base import (
     CacheView,
     Plan,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncPolicy,
@@ -49,7 +50,7 @@ from heraldbench.platform.schedulers._fae_profile import (
     sample_access_counts,
     top_rows,
 )
-from heraldbench.platform.schedulers._partitions import random_partition
+from heraldbench.platform.schedulers._composed import RANDOM
 from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
 
 __all__ = ["FAE", "FAESpec", "FAETrace", "HotProfile"]
@@ -154,11 +155,11 @@ class HotProfile:
 class FAE(Scheduler):
     """FAE in a distributed PS setting, as Herald's baseline adapts it (research/schedulers.md §3).
 
-    :meth:`prepare` profiles the trace, fixes the hot set H (``replicated_rows``) and returns the
-    trace reordered into pure hot and pure cold global batches (:class:`FAETrace`). Cold batches
-    are naive's; a hot batch is served by H, replicated on every worker and kept identical by
+    :meth:`plan_run` profiles the trace, fixes the hot set H (the plan's ``replicated_rows``)
+    and replays the trace reordered into pure hot and pure cold global batches
+    (:class:`FAETrace`). Cold batches are naive's; a hot batch is served by H, replicated on every worker and kept identical by
     all-reduce, so it touches no cache. Which batches are hot is known from the phase plan fixed
-    in :meth:`prepare`; before it runs, every batch is cold (naive).
+    in :meth:`plan_run`; before it runs, every batch is cold (naive).
     """
 
     kind = "fae"
@@ -167,6 +168,7 @@ class FAE(Scheduler):
     def __init__(self, spec: SchedulerSpecBase, *, workers: int, batch_size: int, seed: int = 0):
         super().__init__(spec, workers=workers, batch_size=batch_size, seed=seed)
         self.profile: HotProfile | None = None
+        self._hot_rows = np.zeros(0, np.int32)
         self._batch_is_hot = np.zeros(0, dtype=bool)
 
     @property
@@ -174,7 +176,7 @@ class FAE(Scheduler):
         return SyncPolicy(SyncRule.WRITE_THROUGH)  # cold batches; hot ones do not touch caches
 
     def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return random_partition(self.global_batch, self.batch_size, self.seed, iteration)
+        return RANDOM.assign(self, ids, view, iteration)  # naive's partitions
 
     def is_hot(self, iteration: int) -> bool:
         """Whether global batch ``iteration`` of the prepared trace is a hot batch."""
@@ -185,12 +187,12 @@ class FAE(Scheduler):
         if not self.is_hot(iteration):
             return Plan(assign)
         if self.spec.allreduce == "dense":  # type: ignore[attr-defined]
-            rows = len(self.replicated_rows)  # type: ignore[arg-type]
+            rows = len(self._hot_rows)
         else:
             rows = int(np.unique(ids).size)
         return Plan(assign, replicated=True, allreduce_rows=rows)
 
-    def prepare(self, trace: TraceSource) -> FAETrace:
+    def plan_run(self, trace: TraceSource) -> RunPlan:
         spec: FAESpec = self.spec  # type: ignore[assignment]
         target = spec.hot_row_target(trace.layout.total_rows)
         rng = np.random.default_rng([self.seed, 0xFAE])
@@ -199,10 +201,9 @@ class FAE(Scheduler):
         is_hot = find_hot_samples(trace, hot_row_bits(hot_rows, trace.layout.total_rows))
         hot_samples = int(np.bitwise_count(is_hot).sum())
         self.profile = HotProfile(hot_rows, sampled, hot_samples, trace.num_samples - hot_samples)
-        self.replicated_rows = hot_rows
         prepared = FAETrace(trace, is_hot, self.profile, self.global_batch, spec.switch_period)
-        self._batch_is_hot = prepared.batch_is_hot()
-        return prepared
+        self._hot_rows, self._batch_is_hot = hot_rows, prepared.batch_is_hot()
+        return RunPlan(prepared, replicated_rows=hot_rows)
 
 
 def phase_plan(hot_batches: int, cold_batches: int, period: int | None) -> list[tuple[bool, int]]:

@@ -4,31 +4,24 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-from pydantic import Field
-
-from heraldbench.platform.schedulers._base import (
-    CacheView,
-    Scheduler,
-    SchedulerSpecBase,
-    SyncPolicy,
-    SyncRule,
-    register,
+from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
+from heraldbench.platform.schedulers._composed import (
+    LOCATION_AWARE,
+    ON_DEMAND,
+    Composed,
+    lookahead_field,
 )
-from heraldbench.platform.schedulers._partitions import location_aware_partition
 
 __all__ = ["Herald", "HeraldSpec"]
 
 
 class HeraldSpec(SchedulerSpecBase):
     kind: Literal["herald"] = "herald"
-    lookahead: int = Field(
-        1, ge=1, le=1000, description="iterations of future reads a dirty row is pushed ahead of"
-    )
+    lookahead: int = lookahead_field()
 
 
 @register
-class Herald(Scheduler):
+class Herald(Composed):
     """Herald as its released code implements it (research/schedulers.md §1.2–1.3).
 
     Each sample goes to the worker whose cache holds most of its ids valid, every worker taking
@@ -40,10 +33,5 @@ class Herald(Scheduler):
 
     kind = "herald"
     spec_cls = HeraldSpec
-
-    @property
-    def sync_policy(self) -> SyncPolicy:
-        return SyncPolicy(SyncRule.ON_DEMAND, window=self.spec.lookahead)  # type: ignore[attr-defined]
-
-    def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return location_aware_partition(ids, view.valid, self.workers, self.batch_size, iteration)
+    partition_rule = LOCATION_AWARE
+    sync_rule = ON_DEMAND

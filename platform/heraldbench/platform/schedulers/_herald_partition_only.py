@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-
-from heraldbench.platform.schedulers._base import (
-    CacheView,
-    Scheduler,
-    SchedulerSpecBase,
-    SyncPolicy,
-    SyncRule,
-    register,
-)
-from heraldbench.platform.schedulers._partitions import location_aware_partition
+from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
+from heraldbench.platform.schedulers._composed import LOCATION_AWARE, WRITE_THROUGH, Composed
 
 __all__ = ["HeraldPartitionOnly", "HeraldPartitionOnlySpec"]
 
@@ -24,15 +15,10 @@ class HeraldPartitionOnlySpec(SchedulerSpecBase):
 
 
 @register
-class HeraldPartitionOnly(Scheduler):
+class HeraldPartitionOnly(Composed):
     """Location-aware partition alone ("partition only" in Herald's Table 1)."""
 
     kind = "herald-partition-only"
     spec_cls = HeraldPartitionOnlySpec
-
-    @property
-    def sync_policy(self) -> SyncPolicy:
-        return SyncPolicy(SyncRule.WRITE_THROUGH)
-
-    def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return location_aware_partition(ids, view.valid, self.workers, self.batch_size, iteration)
+    partition_rule = LOCATION_AWARE
+    sync_rule = WRITE_THROUGH

@@ -10,8 +10,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
     CacheView,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncPolicy,
@@ -69,8 +71,11 @@ class HeraldPlus(Scheduler):
 
     def __init__(self, spec: HeraldPlusSpec, *, workers: int, batch_size: int, seed: int = 0):
         super().__init__(spec, workers=workers, batch_size=batch_size, seed=seed)
-        self.replacement_window = spec.replacement_window
         self._scratch: tuple[np.ndarray, np.ndarray] | None = None
+
+    def plan_run(self, trace: TraceSource) -> RunPlan:
+        spec: HeraldPlusSpec = self.spec  # type: ignore[assignment]
+        return RunPlan(trace, replacement_window=spec.replacement_window)
 
     @property
     def sync_policy(self) -> SyncPolicy:

@@ -4,37 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-from pydantic import Field
-
-from heraldbench.platform.schedulers._base import (
-    CacheView,
-    Scheduler,
-    SchedulerSpecBase,
-    SyncPolicy,
-    SyncRule,
-    register,
-)
-from heraldbench.platform.schedulers._partitions import random_partition
+from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
+from heraldbench.platform.schedulers._composed import ON_DEMAND, RANDOM, Composed, lookahead_field
 
 __all__ = ["HeraldSyncOnly", "HeraldSyncOnlySpec"]
 
 
 class HeraldSyncOnlySpec(SchedulerSpecBase):
     kind: Literal["herald-sync-only"] = "herald-sync-only"
-    lookahead: int = Field(1, ge=1, le=1000)
+    lookahead: int = lookahead_field()
 
 
 @register
-class HeraldSyncOnly(Scheduler):
+class HeraldSyncOnly(Composed):
     """On-demand sync alone ("on-demand only" in Herald's Table 1); partitions are naive's."""
 
     kind = "herald-sync-only"
     spec_cls = HeraldSyncOnlySpec
-
-    @property
-    def sync_policy(self) -> SyncPolicy:
-        return SyncPolicy(SyncRule.ON_DEMAND, window=self.spec.lookahead)  # type: ignore[attr-defined]
-
-    def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return random_partition(self.global_batch, self.batch_size, self.seed, iteration)
+    partition_rule = RANDOM
+    sync_rule = ON_DEMAND

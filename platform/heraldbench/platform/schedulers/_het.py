@@ -7,15 +7,17 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
     CacheView,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncPolicy,
     SyncRule,
     register,
 )
-from heraldbench.platform.schedulers._partitions import random_partition
+from heraldbench.platform.schedulers._composed import RANDOM
 
 __all__ = ["HET", "HETSpec"]
 
@@ -53,9 +55,8 @@ class HET(Scheduler):
     kind = "het"
     spec_cls = HETSpec
 
-    @property
-    def cache_policy(self) -> str | None:  # type: ignore[override]
-        return self.spec.policy  # type: ignore[attr-defined]
+    def plan_run(self, trace: TraceSource) -> RunPlan:
+        return RunPlan(trace, cache_policy=self.spec.policy)  # type: ignore[attr-defined]
 
     @property
     def sync_policy(self) -> SyncPolicy:
@@ -65,4 +66,4 @@ class HET(Scheduler):
         )
 
     def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return random_partition(self.global_batch, self.batch_size, self.seed, iteration)
+        return RANDOM.assign(self, ids, view, iteration)  # naive's partitions

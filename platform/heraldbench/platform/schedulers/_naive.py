@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-import numpy as np
-
-from heraldbench.platform.schedulers._base import (
-    CacheView,
-    Scheduler,
-    SchedulerSpecBase,
-    SyncPolicy,
-    SyncRule,
-    register,
-)
-from heraldbench.platform.schedulers._partitions import random_partition
+from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
+from heraldbench.platform.schedulers._composed import RANDOM, WRITE_THROUGH, Composed
 
 __all__ = ["Naive", "NaiveSpec"]
 
@@ -24,7 +15,7 @@ class NaiveSpec(SchedulerSpecBase):
 
 
 @register
-class Naive(Scheduler):
+class Naive(Composed):
     """The baseline every relative figure divides by (research/schedulers.md §1.7).
 
     It equals HET with bound 0 under BSP: a cached row is re-pulled once anyone else updated it,
@@ -33,10 +24,5 @@ class Naive(Scheduler):
 
     kind = "naive"
     spec_cls = NaiveSpec
-
-    @property
-    def sync_policy(self) -> SyncPolicy:
-        return SyncPolicy(SyncRule.WRITE_THROUGH)
-
-    def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
-        return random_partition(self.global_batch, self.batch_size, self.seed, iteration)
+    partition_rule = RANDOM
+    sync_rule = WRITE_THROUGH

@@ -1,66 +1,25 @@
 """The decision stream: every iteration's decisions, for executors that move real rows.
 
-The trainer replays this stream: who trains which samples, which rows each worker pulls (and
-why), which copies it evicts, and which dirty copies leave for the PS or another worker after the
-iteration. The stream comes from the same state machine the simulator counts with, so an executor
-that carries it out moves exactly the rows the simulator counts.
+:func:`decisions` is the one public state machine of the contract
+(:mod:`heraldbench.platform.contract`): it asks the scheduler for its run plan and, per
+iteration, its plan, and yields :class:`~heraldbench.platform.contract.IterationDecisions`. The
+machine behind it is the one the simulator counts with (per-worker caches, or the oracle's
+logically replicated cache where the plan asks for one), so an executor that carries the stream
+out moves exactly the rows the simulator counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
-
-from heraldbench.platform.data import SampleChunk, TraceSource
-from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.contract import IterationDecisions, OracleWindow, RunPlan
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers import Scheduler
-from heraldbench.platform.sim._kernels import TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE
+from heraldbench.platform.sim._replicated_moves import Moves
 from heraldbench.platform.sim._simulator import _Run
-from heraldbench.platform.sim._sync import SENT_DIRECT, SENT_EVICT, SENT_UPDATE
 
-__all__ = [
-    "SENT_DIRECT",
-    "SENT_EVICT",
-    "SENT_UPDATE",
-    "TOUCH_HIT",
-    "TOUCH_MISS",
-    "TOUCH_UPDATE",
-    "IterationDecisions",
-    "decisions",
-]
-
-
-@dataclass(frozen=True)
-class IterationDecisions:
-    """Everything decided for one iteration, in the order an executor carries it out.
-
-    Attributes:
-        batch: the global batch's samples.
-        assign: (W·m,) worker of each sample.
-        replicated: the batch is served by the replicated table (FAE hot batch).
-        touched_ids, touched_w, touched_kind: each worker's distinct rows in touch order, with
-            TOUCH_HIT / TOUCH_MISS / TOUCH_UPDATE.
-        evicted_ids, evicted_w: copies evicted while reading (write-back, if dirty, is in sent).
-        sent_ids, sent_w, sent_how: dirty copies that left their worker: SENT_EVICT during the
-            reads, SENT_UPDATE (to the PS) or SENT_DIRECT (to the row's next reader) after the
-            iteration's update.
-    """
-
-    iteration: int
-    batch: SampleChunk
-    assign: np.ndarray
-    replicated: bool
-    touched_ids: np.ndarray
-    touched_w: np.ndarray
-    touched_kind: np.ndarray
-    evicted_ids: np.ndarray
-    evicted_w: np.ndarray
-    sent_ids: np.ndarray
-    sent_w: np.ndarray
-    sent_how: np.ndarray
+__all__ = ["IterationDecisions", "decisions"]
 
 
 def decisions(
@@ -70,14 +29,19 @@ def decisions(
     cache_rows: int,
     policy: Literal["lru", "lfu", "lfuopt"] = "lru",
     consistency: Literal["strict", "optimistic"] = "strict",
+    plan: RunPlan | None = None,
 ) -> Iterator[IterationDecisions]:
-    """Yield the decisions of every iteration of ``scheduler`` on ``trace``, in order."""
-    if scheduler.executor() is not None:
-        raise SpecError(
-            f"scheduler {scheduler.kind!r} runs on its own executor and has no decision stream"
-        )
-    run = _Run(scheduler.prepare(trace), scheduler, cache_rows, policy, consistency, False,
-               False, log_sent=True)
+    """Yield the decisions of every iteration of ``scheduler`` on ``trace``, in order.
+
+    Ids in the stream are those of the run plan's trace (not renumbered). ``plan`` is the
+    scheduler's run plan for ``trace`` if the caller already has it.
+    """
+    plan = plan if plan is not None else scheduler.plan_run(trace)
+    if plan.oracle is not None:
+        yield from _replicated_decisions(plan.trace, scheduler, plan.oracle, cache_rows)
+        return
+    run = _Run(plan.trace, scheduler, plan, cache_rows, policy, consistency, False, False,
+               log_sent=True)  # fmt: skip
     for iteration in run.completed_iterations():
         slot = iteration % len(run.ring)
         rec = run.ring[slot]
@@ -95,4 +59,18 @@ def decisions(
             sent_ids=rec.sent_ids[:sent].copy(),
             sent_w=rec.sent_w[:sent].copy(),
             sent_how=rec.sent_how[:sent].copy(),
+            phase=run.phase_ring[slot],
+            allreduce_rows=run.allreduce_ring[slot],
+            version_checks=run.checks_ring[slot],
         )
+
+
+def _replicated_decisions(trace: TraceSource, scheduler: Scheduler, oracle: OracleWindow,
+                          cache_rows: int) -> Iterator[IterationDecisions]:  # fmt: skip
+    """The stream of the logically replicated cache (BagPipe), from the machine that counts it."""
+    from heraldbench.platform.sim._replicated import _Run as _ReplicatedRun
+
+    moves = Moves(oracle.lookahead + 1, scheduler.workers)
+    run = _ReplicatedRun(trace, scheduler, oracle, cache_rows, False, False, log=moves)
+    for _ in run.steps():
+        yield moves.decisions(trace.layout.total_rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from heraldbench.platform.contract import Read
 from heraldbench.platform.sim._eviction import (
     POLICY_LRU,
     evict_lfu,
@@ -19,7 +20,8 @@ from heraldbench.platform.sim._eviction import (
     several_bits,
 )
 
-TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = 0, 1, 2  # also the index of each in the counts array
+# The contract's read kinds as plain ints for numba; also the index of each in the counts array.
+TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = int(Read.HIT), int(Read.MISS), int(Read.UPDATE)
 
 @numba.njit(cache=True, nogil=True)
 def group_by_worker(assign, workers):  # pragma: no cover - numba
@@ -39,23 +41,23 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def read_batch(
-    ids, assign, iteration, workers, capacity, policy, permanent_cap, bound, per_occurrence,
-    cached, valid, last_use, seen, occupancy, ahead,
-    log_ids, log_t, log_head, log_tail,
-    use_count, permanent, heap_keys, heap_ids, heap_t, heap_size, touch_seq,
-    lag, pending, tally,
-    touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held,
-    evicted_ids, evicted_w, evicted_pending, counts,
-):  # pragma: no cover - numba
+def read_batch(ids, assign, iteration, settings, rows, evictor, touches,
+               counts):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
     than bound), where each read copy also takes its updates here (:func:`_hold_updates`).
     Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
-    hits, miss pulls and update pulls.
+    hits, miss pulls and update pulls. ``settings``, ``rows``, ``evictor`` and ``touches`` are
+    the bundles of ``_bundles`` (ReadSettings, RowState, Evictor, Touches).
     """
+    workers, capacity, policy, permanent_cap, bound, per_occurrence = settings
+    cached, valid, last_use, seen, ahead, lag, pending, tally = rows
+    (occupancy, log_ids, log_t, log_head, log_tail, use_count, permanent, heap_keys, heap_ids,
+     heap_t, heap_size, touch_seq) = evictor
+    (touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held, evicted_ids,
+     evicted_w, evicted_pending) = touches
     order, starts = group_by_worker(assign, workers)
     n_touched = 0
     n_evicted = 0

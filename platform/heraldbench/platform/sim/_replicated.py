@@ -71,11 +71,13 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from heraldbench.platform.data import TraceSource
+from heraldbench.platform.contract import OracleWindow, Series
+from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import CacheView, Scheduler
 from heraldbench.platform.sim import _replicated_kernels as kern
+from heraldbench.platform.sim._replicated_moves import Moves
 from heraldbench.platform.sim._simulator import SERIES, SimResult, global_batches
 from heraldbench.platform.sim._state import POLICIES
 
@@ -85,8 +87,8 @@ _BATCHES_PER_CHUNK = 64
 #: Partitions are decided as a batch enters the window, before the cache state of its iteration
 #: exists; every replica holds the same rows, so a location-aware view would be moot anyway.
 _NO_VIEW = CacheView(valid=np.zeros(0, np.uint8), cached=np.zeros(0, np.uint8))
-_HITS, _MISS, _EVICT, _ALLREDUCE = (SERIES.index(name) for name in
-                                    ("hits", "miss_pull", "evict_push", "allreduce"))
+_HITS, _MISS, _EVICT, _ALLREDUCE = (Series.HITS, Series.MISS_PULL, Series.EVICT_PUSH,
+                                    Series.ALLREDUCE)
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -94,6 +96,7 @@ ProgressCallback = Callable[[int, int], None]
 def simulate_replicated(
     trace: TraceSource,
     scheduler: Scheduler,
+    oracle: OracleWindow,
     *,
     cache_rows: int,
     policy: str = "lru",
@@ -104,9 +107,9 @@ def simulate_replicated(
 ) -> SimResult:
     """Run a logically replicated cache scheduler (BagPipe) over ``trace``.
 
-    The scheduler provides ``lookahead`` (L) and ``cleanup_interval`` (c) and the partition;
-    ``cache_rows`` is K, the rows each replica holds. Arguments are those of ``simulate``;
-    ``trace`` is already prepared by the scheduler (``simulate`` does it).
+    The run plan's ``oracle`` gives ``lookahead`` (L) and ``cleanup_interval`` (c), the
+    scheduler the partition; ``cache_rows`` is K, the rows each replica holds. Arguments are
+    those of ``simulate``; ``trace`` is the plan's trace (``simulate`` passes it).
     """
     if policy not in POLICIES:
         raise SpecError(f"cache policy must be one of {', '.join(POLICIES)}, got {policy!r}")
@@ -114,7 +117,7 @@ def simulate_replicated(
         raise SpecError(f"consistency must be 'strict' or 'optimistic', got {consistency!r}")
     if cache_rows < 1:
         raise CapacityError(f"cache_rows must be >= 1, got {cache_rows}")
-    run = _Run(trace, scheduler, cache_rows, check_invariants, record_partitions)
+    run = _Run(trace, scheduler, oracle, cache_rows, check_invariants, record_partitions)
     return run.execute(progress)
 
 
@@ -145,10 +148,14 @@ class _Window:
 
 
 class _Run:
-    def __init__(self, trace, scheduler, capacity, check, record) -> None:
+    """The logically replicated cache's state machine; with ``log`` (a :class:`Moves`) it also
+    records the rows each cleanup and run moves, for the decision stream."""
+
+    def __init__(self, trace, scheduler, oracle, capacity, check, record, log=None) -> None:
         self.trace, self.scheduler, self.capacity = trace, scheduler, capacity
-        self.workers, self.lookahead = scheduler.workers, scheduler.lookahead
-        self.interval = scheduler.cleanup_interval
+        self.log: Moves | None = log
+        self.workers, self.lookahead = scheduler.workers, oracle.lookahead
+        self.interval = oracle.cleanup_interval
         self.fields = trace.layout.num_tables
         self.iterations = trace.num_samples // scheduler.global_batch
         rows = trace.layout.total_rows
@@ -176,28 +183,35 @@ class _Run:
 
     def execute(self, progress: ProgressCallback | None) -> SimResult:
         start = time.perf_counter()
-        batches = self._batches()
+        for _ in self.steps(progress):
+            pass
+        return self._result(time.perf_counter() - start)
+
+    def steps(self, progress: ProgressCallback | None = None) -> Iterator[int]:
+        """Run the trace, yielding each iteration once its cleanup and run are done."""
+        batches = global_batches(self.trace, self.scheduler.global_batch)
         enqueued = 0
         for b in range(self.iterations):
             while enqueued < min(b + self.lookahead, self.iterations):
                 self._enqueue(enqueued, next(batches))
                 enqueued += 1
+            if self.log is not None:
+                self.log.start(b)
             if b % self.interval == 0:
                 self._cleanup(b)
             self._run(b)
             self.peak = max(self.peak, int(self.occupancy[0]))
+            yield b
             if progress is not None and (b + 1) % _BATCHES_PER_CHUNK == 0:
                 progress((b + 1) * self.scheduler.global_batch, self.trace.num_samples)
         if progress is not None:
             progress(self.trace.num_samples, self.trace.num_samples)
-        return self._result(time.perf_counter() - start)
 
-    def _batches(self) -> Iterator[np.ndarray]:
-        for batch in global_batches(self.trace, self.scheduler.global_batch):
-            yield batch.ids
-
-    def _enqueue(self, j: int, ids: np.ndarray) -> None:
+    def _enqueue(self, j: int, batch: SampleChunk) -> None:
+        ids = batch.ids
         assign = np.ascontiguousarray(self.scheduler.partition(ids, _NO_VIEW, j), np.int32)
+        if self.log is not None:
+            self.log.enqueue(j, batch, assign)
         if self.partitions is not None:
             self.partitions[j] = assign
         n, _ = self.window.add(j, ids, assign)
@@ -211,12 +225,19 @@ class _Run:
 
     def _cleanup(self, p: int) -> None:
         evicted = self.pending[: self.n_pending].copy() if self.checker is not None else None
+        if self.log is not None:
+            self.log.before_evict(self.pending[: self.n_pending], self.state)
         written = kern.evict_pending(self.state, self.pending, self.n_pending, self.occupancy)
         self.n_pending = 0
         stop = min(p + self.lookahead, self.iterations)
         w = self.window
-        self.frontier, loaded = kern.prefetch(max(self.frontier, p), stop, w.uniq, w.counts,
-                                              self.state, self.occupancy, self.capacity)
+        first = max(self.frontier, p)
+        if self.log is not None:
+            self.log.before_prefetch(w.uniq, w.counts, first, stop, self.state)
+        self.frontier, loaded = kern.prefetch(first, stop, w.uniq, w.counts, self.state,
+                                              self.occupancy, self.capacity)  # fmt: skip
+        if self.log is not None:
+            self.log.after_prefetch(self.state)
         self.series[p, _EVICT] += written
         self.series[p, _MISS] += self.workers * loaded
         self.prefetched += self.workers * loaded
@@ -227,6 +248,8 @@ class _Run:
     def _run(self, b: int) -> None:
         w, s = self.window, b % len(self.window.counts)
         out = np.zeros(kern.RUN_COUNTS, np.int64)
+        if self.log is not None:
+            self.log.before_run(w.uniq[s, : w.counts[s]], self.state)
         self.n_pending = kern.run_batch(
             b, self.workers, self.capacity, w.uniq[s], w.nread[s], w.flags[s], w.counts[s],
             w.latest, self.state, self.occupancy, self.missing, self.pending, self.n_pending,
@@ -234,6 +257,8 @@ class _Run:
         )  # fmt: skip
         self.frontier = max(self.frontier, b + 1)
         self.totals += out
+        if self.log is not None:
+            self.log.after_run(self.state, int(out[kern.SYNC_NOW] + out[kern.SYNC_LATER]))
         row = self.series[b]
         row[_HITS] += out[kern.LOOKUPS] - out[kern.DEMAND]
         row[_MISS] += out[kern.DEMAND] + out[kern.FILL]
@@ -252,14 +277,11 @@ class _Run:
         flush = int(kern.count_dirty(self.state))
         if self.checker is not None:
             _compare("flush", (self.checker.flush(),), (flush,))
-        counts = Counts(
+        counts = Counts.from_series(  # prefetch pulls are no lookups: lookups given
+            {column.key: sums[column] for column in Series},
             accesses=self.iterations * self.scheduler.global_batch * self.fields,
-            lookups=int(t[kern.LOOKUPS]),
-            hits=int(sums[_HITS]),
-            miss_pull=int(sums[_MISS]),
-            evict_push=int(sums[_EVICT]),
             flush_push=flush,
-            allreduce=float(sums[_ALLREDUCE]),
+            lookups=int(t[kern.LOOKUPS]),
         )
         info = {
             "policy": "oracle-lease",

@@ -19,17 +19,19 @@ from typing import Literal
 
 import numpy as np
 
+from heraldbench.platform.contract import PhaseSwitch, RunPlan, Series
 from heraldbench.platform.data import FirstSeenTrace, SampleChunk, TraceSource, read_ahead
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
 from heraldbench.platform.sim import _kernels, _sync
+from heraldbench.platform.sim._bundles import ReadSettings
 from heraldbench.platform.sim._state import POLICIES, ClusterState, IterationRecords
 
 __all__ = ["SERIES", "SimResult", "simulate"]
 
-#: Per-iteration series recorded for every run, in column order.
-SERIES = ("hits", "miss_pull", "update_pull", "evict_push", "update_push", "allreduce", "metadata")
+#: Per-iteration series recorded for every run, in column order (:class:`Series`).
+SERIES = tuple(column.key for column in Series)
 _BATCHES_PER_CHUNK = 64
 
 ProgressCallback = Callable[[int, int], None]  # (samples done, samples total)
@@ -60,6 +62,7 @@ def simulate(
     record_partitions: bool = False,
     progress: ProgressCallback | None = None,
     renumber_rows: bool = True,
+    plan: RunPlan | None = None,
 ) -> SimResult:
     """Run ``scheduler`` over ``trace`` with caches of ``cache_rows`` rows per worker.
 
@@ -71,31 +74,35 @@ def simulate(
         progress: called with (samples done, samples total) after every chunk.
         renumber_rows: simulate on the trace with rows numbered in order of first appearance
             (:class:`FirstSeenTrace`), for memory locality; the counts are the same either way.
+        plan: the scheduler's run plan for ``trace`` if the caller already has it
+            (``scheduler.plan_run(trace)``, which is called otherwise).
     """
-    # The scheduler prepares the trace as given (FAE ranks rows by their original numbers).
-    trace = scheduler.prepare(trace)
-    if renumber_rows:
-        trace = FirstSeenTrace(trace)
-    own = scheduler.executor()
-    if own is not None:
-        return own(
-            trace, scheduler, cache_rows=cache_rows, policy=policy, consistency=consistency,
-            check_invariants=check_invariants, record_partitions=record_partitions,
-            progress=progress,
+    # The scheduler plans on the trace as given (FAE ranks rows by their original numbers).
+    plan = plan if plan is not None else scheduler.plan_run(trace)
+    trace = FirstSeenTrace(plan.trace) if renumber_rows else plan.trace
+    if plan.oracle is not None:
+        from heraldbench.platform.sim._replicated import simulate_replicated
+
+        return simulate_replicated(
+            trace, scheduler, plan.oracle, cache_rows=cache_rows, policy=policy,
+            consistency=consistency, check_invariants=check_invariants,
+            record_partitions=record_partitions, progress=progress,
         )  # fmt: skip
-    run = _Run(trace, scheduler, cache_rows, policy, consistency, check_invariants,
+    run = _Run(trace, scheduler, plan, cache_rows, policy, consistency, check_invariants,
                record_partitions)
     return run.execute(progress)
 
 
 class _Run:
-    """One simulation of ``scheduler`` over ``trace``, already prepared by the scheduler."""
+    """The per-worker caches' state machine: one run of ``scheduler`` over ``trace`` (the
+    plan's trace, possibly renumbered), making every decision of the stream and counting it."""
 
-    def __init__(self, trace, scheduler, cache_rows, policy, consistency, check, record,
+    def __init__(self, trace, scheduler, plan, cache_rows, policy, consistency, check, record,
                  log_sent=False):
         self.trace = trace
         self.scheduler, self.check = scheduler, check
-        self.policy = scheduler.cache_policy or policy
+        self.policy = plan.cache_policy or policy
+        self.replicated_rows = plan.replicated_rows
         _validate(self.trace, scheduler, cache_rows, self.policy, consistency)
         self.workers, self.m = scheduler.workers, scheduler.batch_size
         self.fields = self.trace.layout.num_tables
@@ -103,7 +110,7 @@ class _Run:
         self.het = self.sync.rule is SyncRule.BOUNDED_STALENESS
         self.lag = self.sync.lag
         self.strict = consistency == "strict"
-        self.window = scheduler.replacement_window  # batches state.ahead looks ahead
+        self.window = plan.replacement_window  # batches state.ahead looks ahead
         self.state = ClusterState.empty(
             self.trace.layout.total_rows, self.workers, cache_rows, self.m * self.fields,
             self.policy, staleness_bound=self.sync.bound if self.het else None,
@@ -114,9 +121,19 @@ class _Run:
         self.ring = [
             IterationRecords.empty(record_size, self.workers, log_sent) for _ in range(self.lag + 1)
         ]
+        s = self.state  # the read kernel's argument bundles, built once
+        self.read_settings = ReadSettings(
+            self.workers, s.capacity, s.policy, s.permanent_cap,
+            self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
+        )  # fmt: skip
+        self.read_rows, self.evictor = s.read_rows(), s.evictor()
+        self.touches = [rec.touches() for rec in self.ring]
         self.batch_ring: list[SampleChunk | None] = [None] * (self.lag + 1)
         self.assign_ring: list[np.ndarray | None] = [None] * (self.lag + 1)
         self.replicated_ring = [False] * (self.lag + 1)
+        self.phase_ring: list[PhaseSwitch | None] = [None] * (self.lag + 1)
+        self.allreduce_ring = [0] * (self.lag + 1)
+        self.checks_ring = [0] * (self.lag + 1)  # HET's version checks of each iteration
         self.iterations = self.trace.num_samples // scheduler.global_batch
         self.series = np.zeros((self.iterations, len(SERIES)), np.float64)
         self.sync_counts = np.zeros(3, np.int64)
@@ -188,11 +205,13 @@ class _Run:
         rec = self.ring[slot]
         self.batch_ring[slot], self.assign_ring[slot] = batch, assign
         self.replicated_ring[slot] = plan.replicated
-        self._switch_phase(iteration, plan.replicated)
+        self.phase_ring[slot] = self._switch_phase(iteration, plan.replicated)
+        self.allreduce_ring[slot] = plan.allreduce_rows
         rec.sent_n[0] = 0  # this iteration's push log fills from here to the end of its syncs
         if plan.replicated:
             rec.clear()
-            self.series[iteration, 5] += ring_allreduce(plan.allreduce_rows, self.workers)
+            self.series[iteration, Series.ALLREDUCE] += ring_allreduce(plan.allreduce_rows,
+                                                                       self.workers)
         else:
             self._read_and_write(iteration, batch, assign, rec)
         if self.check:
@@ -206,33 +225,31 @@ class _Run:
             return iteration - self.lag
         return None
 
-    def _switch_phase(self, iteration: int, replicated: bool) -> None:
+    def _switch_phase(self, iteration: int, replicated: bool) -> PhaseSwitch | None:
         """FAE's phase switches: load the replicated table on entry, write it back on exit."""
         if replicated == self.hot_phase:
-            return
-        rows = self.scheduler.replicated_rows
-        if replicated:
-            self.series[iteration, 1] += self.workers * len(rows)
-        else:
-            self.series[iteration, 4] += len(rows)  # one replica; they are identical
+            return None
+        if self.replicated_rows is None:
+            raise InvariantViolation(
+                f"iteration {iteration}: a replicated batch, but the run plan names no rows"
+            )
+        switch = PhaseSwitch(replicated, self.replicated_rows)
+        self.series[iteration, Series.MISS_PULL] += switch.pulls(self.workers)
+        self.series[iteration, Series.UPDATE_PUSH] += switch.pushes()
+        if not replicated:
             # the scheduler named its rows on the trace before the simulator renumbered it
-            _sync.invalidate(self.trace.renumbered(rows), self.state.valid)
+            _sync.invalidate(self.trace.renumbered(switch.rows), self.state.valid)
         self.hot_phase = replicated
+        return switch
 
     def _read_and_write(self, iteration, batch, assign, rec) -> None:
         s = self.state
         counts = np.zeros(3, np.int64)
         rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
-            batch.ids, assign, iteration, self.workers, s.capacity, s.policy, s.permanent_cap,
-            self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
-            s.cached, s.valid, s.last_use, s.seen, s.occupancy, s.ahead,
-            s.log_ids, s.log_t, s.log_head, s.log_tail,
-            s.use_count, s.permanent, s.heap_keys, s.heap_ids, s.heap_t, s.heap_size, s.touch_seq,
-            s.lag, s.pending, s.tally,
-            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.touched_occ, rec.push_at,
-            rec.push_held, rec.evicted_ids, rec.evicted_w, rec.evicted_pending, counts,
+            batch.ids, assign, iteration, self.read_settings, self.read_rows, self.evictor,
+            self.touches[iteration % len(self.ring)], counts,
         )  # fmt: skip
-        self.series[iteration, :3] += counts
+        self.series[iteration, : Series.EVICT_PUSH] += counts
         if self.sync_with_writes:
             self._write_and_sync(iteration, rec)
         elif not self.het:
@@ -256,8 +273,8 @@ class _Run:
             counts_before, counts, _push_log(before), _push_log(rec),
         )  # fmt: skip
         if iteration > 0:
-            self.series[iteration - 1, 4] += counts_before[1]
-        self.series[iteration, 3:5] += counts[:2]
+            self.series[iteration - 1, Series.UPDATE_PUSH] += counts_before[1]
+        self.series[iteration, Series.EVICT_PUSH : Series.ALLREDUCE] += counts[:2]
         self.sync_counts[2] += counts[2]
 
     def _sync_bounded_staleness(self, iteration: int, rec: IterationRecords) -> None:
@@ -268,8 +285,10 @@ class _Run:
             rec.evicted_ids, rec.evicted_pending, rec.n_evicted, rec.evicted_w, s.cached, s.lag,
             self.lag_max, counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
-        self.series[iteration, 3:5] += counts
-        self.series[iteration, 6] += rec.n_touched  # a version check per lookup
+        self.series[iteration, Series.EVICT_PUSH : Series.ALLREDUCE] += counts
+        checks = rec.n_touched  # a version check per lookup
+        self.checks_ring[iteration % len(self.ring)] = checks
+        self.series[iteration, Series.METADATA] += checks
 
     def _sync(self, iteration: int) -> None:
         """Push accounting of ``iteration`` under an on-demand window longer than one
@@ -289,28 +308,23 @@ class _Run:
             s.dirty, s.partial, s.last_use, self.sync_counts,
             rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
         )  # fmt: skip
-        self.series[iteration, 3:5] += self.sync_counts[:2] - before
+        self.series[iteration, Series.EVICT_PUSH : Series.ALLREDUCE] += (
+            self.sync_counts[:2] - before
+        )
 
     def _flush(self) -> int:
         s = self.state
         flush = _sync.count_pending(s.pending) if self.het else _sync.count_dirty(s.dirty)
         if self.hot_phase:
-            flush += len(self.scheduler.replicated_rows)
+            flush += PhaseSwitch(False, self.replicated_rows).pushes()
         return int(flush)
 
     def _result(self, wall: float) -> SimResult:
         totals = self.series.sum(axis=0)
-        counts = Counts(
+        counts = Counts.from_series(
+            {c.key: totals[c] for c in Series},
             accesses=self.iterations * self.scheduler.global_batch * self.fields,
-            lookups=int(totals[0] + totals[1] + totals[2]),
-            hits=int(totals[0]),
-            miss_pull=int(totals[1]),
-            update_pull=int(totals[2]),
-            evict_push=int(totals[3]),
-            update_push=int(totals[4]),
             flush_push=self._flush(),
-            allreduce=float(totals[5]),
-            metadata=int(totals[6]),
         )
         return SimResult(
             counts=counts,

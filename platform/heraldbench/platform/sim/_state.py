@@ -16,6 +16,7 @@ import numpy as np
 from heraldbench.platform.exceptions import CapacityError
 from heraldbench.platform.schedulers import CacheView
 from heraldbench.platform.sim import _eviction as ev
+from heraldbench.platform.sim._bundles import Evictor, RowState, Touches
 
 __all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype"]
 
@@ -123,6 +124,15 @@ class ClusterState:
             touch_seq=np.zeros(workers, np.int64),
         )
 
+    def read_rows(self) -> RowState:
+        """The per-row fields the read kernel takes, bundled (build once per run: the arrays
+        are never replaced)."""
+        return RowState(*(getattr(self, name) for name in RowState._fields))
+
+    def evictor(self) -> Evictor:
+        """The per-worker eviction structures the read kernel takes, bundled."""
+        return Evictor(*(getattr(self, name) for name in Evictor._fields))
+
     def view(self) -> CacheView:
         return CacheView(valid=self.valid, cached=self.cached, claims=self.claims,
                          tally=self.tally)
@@ -208,6 +218,10 @@ class IterationRecords:
     n_evicted: int = 0
     n_written: int = 0
     n_pushed: int = 0
+
+    def touches(self) -> Touches:
+        """The records the read kernel fills, bundled (the arrays are never replaced)."""
+        return Touches(*(getattr(self, name) for name in Touches._fields))
 
     def clear(self) -> None:
         self.n_touched = self.n_evicted = self.n_written = self.n_pushed = 0

@@ -9,10 +9,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from heraldbench.platform.contract import Send
 from heraldbench.platform.sim._eviction import bit_of, popcount, several_bits
 from heraldbench.platform.sim._kernels import TOUCH_HIT, valid_after_write
 
-SENT_EVICT, SENT_UPDATE, SENT_DIRECT = 0, 1, 2  # how a dirty copy left its worker
+# How a dirty copy left its worker: the contract's send kinds as plain ints for numba.
+SENT_EVICT, SENT_UPDATE, SENT_DIRECT = int(Send.EVICT), int(Send.UPDATE), int(Send.DIRECT)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -3,9 +3,9 @@ decision stream carried out on real rows.
 
 Per iteration (docs/semantics.md; the stream of :func:`heraldbench.platform.sim.decisions`):
 
-(a) evictions: a ``SENT_EVICT`` of (k, w) writes w's pending delta to the PS,
+(a) evictions: a ``Send.EVICT`` of (k, w) writes w's pending delta to the PS,
     ``PS[k] += delta_w[k]``; every evicted copy then leaves its slot;
-(b) pulls (``TOUCH_MISS`` / ``TOUCH_UPDATE``): ``cache_w[k] = PS[k] + delta_w[k]``. The delta is 0
+(b) pulls (``Read.MISS`` / ``Read.UPDATE``): ``cache_w[k] = PS[k] + delta_w[k]``. The delta is 0
     for a strict scheduler at that point; HET keeps its pending updates across a refresh, which
     is exactly this formula;
 (c) every sample reads its rows from *its* worker's cache (one gather of the distinct copies
@@ -13,7 +13,7 @@ Per iteration (docs/semantics.md; the stream of :func:`heraldbench.platform.sim.
     the batch and the copy is updated by plain SGD, ``cache_w[k] -= lr·g`` and
     ``delta_w[k] -= lr·g``. SGD is linear, so the PS receiving the sum of the deltas equals
     synchronous training;
-(d) ``SENT_UPDATE`` / ``SENT_DIRECT`` of (k, v): ``PS[k] += delta_v[k]; delta_v[k] = 0``. A direct
+(d) ``Send.UPDATE`` / ``Send.DIRECT`` of (k, v): ``PS[k] += delta_v[k]; delta_v[k] = 0``. A direct
     transfer is the same arithmetic (the row reaches its reader, whose pull reads it), counted
     apart from pushes.
 
@@ -29,30 +29,40 @@ optimistic co-writer rule count them (``stale_reads``).
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 import torch
 
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
-from heraldbench.platform.metrics import ring_allreduce
-from heraldbench.platform.sim import IterationDecisions
-from heraldbench.platform.sim._decisions import (
-    SENT_DIRECT,
-    SENT_EVICT,
-    TOUCH_HIT,
-    TOUCH_MISS,
-    TOUCH_UPDATE,
-)
+from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read, Send, Series
 from heraldbench.platform.train._kernels import add_at, gather_inverse
 from heraldbench.platform.train._replicated import ReplicatedTable
 from heraldbench.platform.train._rows import RowStore, index_tensor
 
-__all__ = ["TALLY", "EmulatedCluster"]
+__all__ = ["TALLY", "EmulatedCluster", "Tally"]
 
 #: Per-iteration counters, in order: the simulator's SERIES plus direct transfers and stale reads.
-TALLY = ("hits", "miss_pull", "update_pull", "evict_push", "update_push", "allreduce", "metadata",
-         "direct", "stale_reads")  # fmt: skip
+class Tally(enum.IntEnum):
+    """Per-iteration counters of the trainer: the simulator's :class:`Series` columns first,
+    then direct transfers, reads of outdated copies, and prefetch pulls (a part of
+    ``MISS_PULL`` that no lookup asked for)."""
+
+    HITS = Series.HITS
+    MISS_PULL = Series.MISS_PULL
+    UPDATE_PULL = Series.UPDATE_PULL
+    EVICT_PUSH = Series.EVICT_PUSH
+    UPDATE_PUSH = Series.UPDATE_PUSH
+    ALLREDUCE = Series.ALLREDUCE
+    METADATA = Series.METADATA
+    DIRECT = len(Series)
+    STALE_READS = len(Series) + 1
+    PREFETCH = len(Series) + 2
+
+
+#: Names of the per-iteration counters, in :class:`Tally` order.
+TALLY = tuple(column.name.lower() for column in Tally)
 _ONE = np.ones(1, np.int64)
-_HIT, _MISS, _UPDATE, _EVICT, _PUSH, _ALLREDUCE, _META, _DIRECT, _STALE = range(len(TALLY))
 
 
 class EmulatedCluster:
@@ -71,17 +81,13 @@ class EmulatedCluster:
         lr: the embeddings' SGD learning rate.
         strict: raise on a read of an outdated copy (every scheduler but HET, strict
             co-writer rule).
-        het: count HET's version check per lookup as metadata.
-        allreduce_dense: a hot batch all-reduces every replicated row (FAE ``dense``) rather
-            than the batch's rows (``sparse``).
     """
 
     def __init__(self, table: torch.Tensor, *, workers: int, cache_rows: int,
-                 device: torch.device, lr: float, strict: bool = True, het: bool = False,
-                 allreduce_dense: bool = True):  # fmt: skip
+                 device: torch.device, lr: float, strict: bool = True):  # fmt: skip
         rows = table.shape[0]
         self.workers, self.device, self.lr = workers, device, lr
-        self.strict, self.het, self.allreduce_dense = strict, het, allreduce_dense
+        self.strict = strict
         self.capacity = min(cache_rows, rows)
         slots = workers * self.capacity
         self.rows = RowStore(table, slots, device)
@@ -105,8 +111,7 @@ class EmulatedCluster:
 
     # ---- one iteration ---------------------------------------------------------------------
 
-    def prepare(self, dec: IterationDecisions, replicated_rows: np.ndarray | None = None
-                ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    def prepare(self, dec: IterationDecisions) -> tuple[torch.Tensor, torch.Tensor]:
         """Steps (a) and (b), then gather what the batch reads.
 
         Returns:
@@ -115,15 +120,16 @@ class EmulatedCluster:
                 embeddings are ``rows[inverse]``, (B, F, D).
         """
         self.tally[:] = 0
+        self.tally[Tally.METADATA] += dec.version_checks
+        self.tally[Tally.ALLREDUCE] += dec.allreduce(self.workers)
+        if dec.phase is not None:
+            self._switch_phase(dec.phase)
         if dec.replicated:
-            return self._prepare_hot(dec, replicated_rows)
-        if self.hot is not None:
-            self.tally[_PUSH] += self.hot.rows.size
-            self._leave_hot()
+            return self._prepare_hot(dec)
         how = dec.sent_how
-        evict = how == SENT_EVICT
+        evict = how == Send.EVICT
         self._send(dec.sent_ids[evict], dec.sent_w[evict])
-        self.tally[_EVICT] += int(evict.sum())
+        self.tally[Tally.EVICT_PUSH] += int(evict.sum())
         self._evict(dec.evicted_ids, dec.evicted_w)
         self._pull(dec.touched_ids, dec.touched_w, dec.touched_kind)
         return self._gather(dec)
@@ -148,11 +154,11 @@ class EmulatedCluster:
 
     def finish(self, dec: IterationDecisions) -> None:
         """Step (d): the dirty copies that leave their worker after the update."""
-        after = dec.sent_how != SENT_EVICT
+        after = dec.sent_how != Send.EVICT
         self._send(dec.sent_ids[after], dec.sent_w[after])
-        direct = int(np.count_nonzero(dec.sent_how[after] == SENT_DIRECT))
-        self.tally[_DIRECT] += direct
-        self.tally[_PUSH] += int(after.sum()) - direct
+        direct = int(np.count_nonzero(dec.sent_how[after] == Send.DIRECT))
+        self.tally[Tally.DIRECT] += direct
+        self.tally[Tally.UPDATE_PUSH] += int(after.sum()) - direct
 
     def flush(self) -> int:
         """Write every pending delta (and a replicated table) to the PS; returns the copies sent
@@ -161,7 +167,8 @@ class EmulatedCluster:
         self._send_slots(dirty, self.slot_row[dirty])
         sent = int(dirty.size)
         if self.hot is not None:
-            sent += int(self.hot.rows.size)
+            leave = PhaseSwitch(False, self.hot.rows)
+            sent += leave.pushes()
             self._leave_hot()
         return sent
 
@@ -210,11 +217,11 @@ class EmulatedCluster:
             self.free_top[w] = top + group.size
 
     def _pull(self, ids: np.ndarray, workers: np.ndarray, kinds: np.ndarray) -> None:
-        miss = kinds == TOUCH_MISS
-        update = kinds == TOUCH_UPDATE
-        self.tally[_HIT] += int(np.count_nonzero(kinds == TOUCH_HIT))
-        self.tally[_MISS] += int(miss.sum())
-        self.tally[_UPDATE] += int(update.sum())
+        miss = kinds == Read.MISS
+        update = kinds == Read.UPDATE
+        self.tally[Tally.HITS] += int(np.count_nonzero(kinds == Read.HIT))
+        self.tally[Tally.MISS_PULL] += int(miss.sum())
+        self.tally[Tally.UPDATE_PULL] += int(update.sum())
         self._allocate(ids[miss], workers[miss])
         pulled = miss | update
         rows, slots = ids[pulled].astype(np.int64), self.slot_of[workers[pulled], ids[pulled]]
@@ -247,8 +254,6 @@ class EmulatedCluster:
         self.pos_of_slot[slots] = np.arange(slots.size)
         inverse = np.empty(dec.batch.ids.shape, np.int64)
         gather_inverse(dec.batch.ids, dec.assign, self.slot_of, self.pos_of_slot, inverse)
-        if self.het:
-            self.tally[_META] += slots.size  # a version check per lookup (HET)
         self._inverse = index_tensor(inverse, self.device)
         return self.rows.read(slots), self._inverse
 
@@ -259,7 +264,7 @@ class EmulatedCluster:
         stale = int(np.count_nonzero(lag))
         if not stale:
             return
-        self.tally[_STALE] += stale
+        self.tally[Tally.STALE_READS] += stale
         self.max_staleness = max(self.max_staleness, int(lag.max()))
         if self.strict:
             first = int(np.flatnonzero(lag)[0])
@@ -271,21 +276,27 @@ class EmulatedCluster:
 
     # ---- FAE's replicated table --------------------------------------------------------------
 
-    def _prepare_hot(self, dec: IterationDecisions, replicated_rows: np.ndarray | None
-                     ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-        if self.hot is None:
-            if replicated_rows is None:
-                raise InvariantViolation("a replicated batch, but the scheduler names no rows")
-            self.hot = ReplicatedTable.load(replicated_rows, self.rows.ps, self.ps_version,
+    def _switch_phase(self, switch: PhaseSwitch) -> None:
+        """Load the replicated rows on every worker, or write one replica back."""
+        self.tally[Tally.MISS_PULL] += switch.pulls(self.workers)
+        self.tally[Tally.UPDATE_PUSH] += switch.pushes()
+        if switch.enter:
+            self.hot = ReplicatedTable.load(switch.rows, self.rows.ps, self.ps_version,
                                             self.device)  # fmt: skip
-            self.tally[_MISS] += self.workers * self.hot.rows.size  # every worker loads H
+        elif self.hot is not None:
+            self._leave_hot()
+        else:
+            raise InvariantViolation("a replicated phase ends that never started")
+
+    def _prepare_hot(self, dec: IterationDecisions) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.hot is None:
+            raise InvariantViolation(f"iteration {dec.iteration}: a replicated batch outside a "
+                                     "replicated phase")
         unique, inverse = self.hot.locate(dec.batch.ids, dec.iteration)
         ids = self.hot.rows[unique]
         no_worker = np.zeros(unique.size, np.int64)
         self._check_fresh(ids, no_worker, self.hot.version[unique], dec.iteration)
         self._hot_read, self._rows_read = unique, ids
-        allreduced = self.hot.rows.size if self.allreduce_dense else unique.size
-        self.tally[_ALLREDUCE] += ring_allreduce(int(allreduced), self.workers)
         self._inverse = index_tensor(inverse, self.device)
         return self.hot.read(unique), self._inverse
 

@@ -25,11 +25,11 @@ import torch
 import torch.nn.functional as F
 
 from heraldbench.platform.data import SampleChunk, TraceSource, read_ahead
-from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.metrics import Counts
 from heraldbench.platform.schedulers import Scheduler, SyncRule
 from heraldbench.platform.sim import IterationDecisions, decisions
 from heraldbench.platform.spec import TrainSpec
+from heraldbench.platform.train._replicated_cache import ReplicatedCluster
 from heraldbench.platform.train.executor import TALLY, EmulatedCluster
 from heraldbench.platform.train.metrics import Evaluation, score
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
@@ -117,16 +117,12 @@ def train_scheduler(
     are computed ahead by a background thread (0: in line, one at a time). ``on_evaluation``
     sees each interval evaluation as it is made (a tuner prunes the run by raising from it).
     """
-    if scheduler.executor() is not None:
-        raise SpecError(
-            f"scheduler {scheduler.kind!r} runs on its own executor and has no decision stream "
-            "for the trainer to replay; simulate it with `heraldbench simulate`, or train the "
-            "spec without it"
-        )
-    run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings, consistency, dtype)
+    plan = scheduler.plan_run(trace)
+    run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings, consistency, dtype,
+               replicated_cache=plan.oracle is not None)  # fmt: skip
     run.on_evaluation = on_evaluation
     stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=policy,
-                       consistency=consistency)  # fmt: skip
+                       consistency=consistency, plan=plan)  # fmt: skip
     if not prefetch:
         return run.execute(stream, progress)
     ahead = read_ahead(stream, prefetch)
@@ -140,7 +136,7 @@ class _Run:
     """One run's model, optimiser, emulated cluster and records."""
 
     def __init__(self, trace, held_out, scheduler, cache_rows, embedding_dim, settings,
-                 consistency, dtype=torch.float32):  # fmt: skip
+                 consistency, dtype=torch.float32, replicated_cache=False):  # fmt: skip
         self.trace, self.held_out = trace, held_out
         self.scheduler, self.settings, self.dtype = scheduler, settings, dtype
         self.device = resolve_device(settings.device)
@@ -150,14 +146,18 @@ class _Run:
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=settings.lr_dense)
         table = init_embedding_table(trace.layout.sizes, embedding_dim, settings.torch_seed)
         het = scheduler.sync_policy.rule is SyncRule.BOUNDED_STALENESS
-        # Replicated batches all-reduce |H| rows (FAE's "dense", Herald's baseline) unless the
-        # scheduler says "sparse"; the knob is FAE's, the only scheduler with such batches.
-        dense_allreduce = getattr(scheduler.spec, "allreduce", "dense") == "dense"
-        self.cluster = EmulatedCluster(
-            table.to(dtype), workers=scheduler.workers, cache_rows=cache_rows, device=self.device,
-            lr=settings.lr_embedding, strict=not het and consistency == "strict", het=het,
-            allreduce_dense=dense_allreduce,
-        )  # fmt: skip
+        self.cluster: EmulatedCluster | ReplicatedCluster
+        if replicated_cache:  # the run plan asks for BagPipe's logically replicated cache
+            self.cluster = ReplicatedCluster(
+                table.to(dtype), workers=scheduler.workers, cache_rows=cache_rows,
+                device=self.device, lr=settings.lr_embedding,
+            )  # fmt: skip
+        else:
+            self.cluster = EmulatedCluster(
+                table.to(dtype), workers=scheduler.workers, cache_rows=cache_rows,
+                device=self.device, lr=settings.lr_embedding,
+                strict=not het and consistency == "strict",
+            )  # fmt: skip
         self.watch = Stopwatch(self.device)
         self.tallies: list[np.ndarray] = []
         self.losses: list[torch.Tensor] = []
@@ -192,7 +192,7 @@ class _Run:
             dense = torch.from_numpy(dec.batch.dense).to(self.device, self.dtype)
             labels = torch.from_numpy(dec.batch.labels).to(self.device, self.dtype)
         with self.watch("movement"):
-            rows, inverse = self.cluster.prepare(dec, self.scheduler.replicated_rows)
+            rows, inverse = self.cluster.prepare(dec)
         with self.watch("compute"):
             sparse = F.embedding(inverse, rows).requires_grad_()  # rows[inverse]: (B, F, D)
             logits = self.model(dense, sparse)
@@ -242,16 +242,10 @@ class _Run:
 def _counts(series: dict[str, np.ndarray], flushed: int, iterations: int, scheduler: Scheduler,
             trace: TraceSource) -> Counts:  # fmt: skip
     total = {name: values.sum() for name, values in series.items()}
-    lookups = total["hits"] + total["miss_pull"] + total["update_pull"]
-    return Counts(
+    pulls = total["miss_pull"] + total["update_pull"] - total["prefetch"]  # asked for by lookups
+    return Counts.from_series(
+        total,
         accesses=iterations * scheduler.global_batch * trace.layout.num_tables,
-        lookups=int(lookups),
-        hits=int(total["hits"]),
-        miss_pull=int(total["miss_pull"]),
-        update_pull=int(total["update_pull"]),
-        evict_push=int(total["evict_push"]),
-        update_push=int(total["update_push"]),
         flush_push=flushed,
-        allreduce=float(total["allreduce"]),
-        metadata=int(total["metadata"]),
+        lookups=int(total["hits"] + pulls),
     )

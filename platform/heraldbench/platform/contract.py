@@ -1,0 +1,242 @@
+"""The decision stream: the contract between schedulers and executors (DESIGN §3).
+
+A scheduler decides and an executor carries out; this module is everything that passes between
+them, and nothing here counts or moves data.
+
+* Once per run the scheduler returns a :class:`RunPlan`: the trace it runs on and what it needs
+  from every executor (a cache policy of its own, a replacement window, rows replicated on every
+  worker, a logically replicated cache run by an oracle).
+* Once per iteration it returns a :class:`Plan`: the partition of the global batch and whether
+  the batch is served by the replicated rows.
+* The state machine (:func:`heraldbench.platform.sim.decisions`) turns plans into one
+  :class:`IterationDecisions` per iteration: every read with its kind, every eviction, every
+  copy sent, prefetches, phase switches, all-reduced rows, version checks. The simulator counts
+  them, the trainer moves the rows they name.
+
+Units: a *row* is one embedding row of ``embedding_dim`` values; ids are global row ids of the
+trace the stream was produced on; a *worker* is an index in ``[0, W)``; counts are rows moved
+(row-transfers), before any ring factor unless said otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.metrics import ring_allreduce
+
+__all__ = [
+    "POLICY_NAMES",
+    "CacheView",
+    "IterationDecisions",
+    "OracleWindow",
+    "PhaseSwitch",
+    "Plan",
+    "Read",
+    "RunPlan",
+    "Send",
+    "Series",
+]
+
+#: Cache replacement policies an executor knows, by name.
+POLICY_NAMES = ("lru", "lfu", "lfuopt")
+
+
+class Read(enum.IntEnum):
+    """The kind of one worker's read of one row (DESIGN §2, "Reads"; "Relaxed and early reads")."""
+
+    HIT = 0  # a valid copy (or, under HET, one within its staleness bound)
+    MISS = 1  # absent: a miss pull from the PS
+    UPDATE = 2  # present but outdated: an update pull
+    PREFETCH = 3  # loaded before anyone reads it (BagPipe); a miss pull, counted when issued
+
+
+class Send(enum.IntEnum):
+    """How a dirty copy left its worker (DESIGN §2, "Writes" and "Syncs")."""
+
+    EVICT = 0  # written back as it was evicted, before the iteration's reads: an evict push
+    UPDATE = 1  # pushed after the update because another worker reads the row: an update push
+    DIRECT = 2  # handed to the row's next reader after the update (one transfer, not a push)
+    RELEASE = 3  # a transient row written back right after the update: an evict push
+
+
+class Series(enum.IntEnum):
+    """Columns of the per-iteration series every executor records (rows, or row-transfers per
+    worker for ``ALLREDUCE``, or messages for ``METADATA``)."""
+
+    HITS = 0
+    MISS_PULL = 1
+    UPDATE_PULL = 2
+    EVICT_PUSH = 3
+    UPDATE_PUSH = 4
+    ALLREDUCE = 5
+    METADATA = 6
+
+    @property
+    def key(self) -> str:
+        """The column's name in results and counters: ``miss_pull``."""
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class CacheView:
+    """What a scheduler may look at when it decides: the state at the end of the last iteration.
+
+    Attributes:
+        valid: (R,) per global row, a bitmask of the workers holding a valid copy (bit w).
+        cached: (R,) per global row, a bitmask of the workers holding any copy.
+        claims, tally: (R,) per global row, scratch a partition may use (a worker bitmask of
+            ``valid``'s dtype and an int32), zero on entry and to be left zero on return. The
+            simulator keeps them next to each row's state, so marking the rows of a batch costs
+            no extra memory traffic; None where no such scratch is offered.
+    """
+
+    valid: np.ndarray
+    cached: np.ndarray
+    claims: np.ndarray | None = None
+    tally: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A scheduler's decisions for one iteration.
+
+    Attributes:
+        assign: (W·m,) worker of each sample; every worker gets exactly m samples.
+        replicated: the batch is served entirely by the rows replicated on every worker
+            (:attr:`RunPlan.replicated_rows`, FAE's hot batches); it touches no cache.
+        allreduce_rows: rows all-reduced after this iteration, before the ring factor.
+    """
+
+    assign: np.ndarray
+    replicated: bool = False
+    allreduce_rows: int = 0
+
+
+@dataclass(frozen=True)
+class OracleWindow:
+    """A logically replicated cache run by an oracle that sees batches ahead (BagPipe).
+
+    Attributes:
+        lookahead: L, the batches ``[b, b+L)`` known when batch b runs (the current one included).
+        cleanup_interval: iterations between cleanup points (evict expired leases, prefetch).
+    """
+
+    lookahead: int
+    cleanup_interval: int
+
+    def __post_init__(self) -> None:
+        if self.lookahead < 1:
+            raise SpecError(f"oracle lookahead must be >= 1 batch, got {self.lookahead}")
+        if self.cleanup_interval < 1:
+            raise SpecError(f"cleanup interval must be >= 1 iteration, got {self.cleanup_interval}")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a scheduler needs from every executor for one run, fixed before the run starts.
+
+    Attributes:
+        trace: the trace the scheduler runs on (FAE's reordering, or the trace as given).
+        cache_policy: a replacement policy of the scheduler's own (HET), or None for the spec's.
+        replacement_window: future global batches whose rows eviction passes over; 0 = off.
+        replicated_rows: (H,) int32 rows replicated on every worker for replicated batches,
+            named as ``trace`` names them (FAE's hot set), or None.
+        oracle: the cache is one logically replicated set run by an oracle (BagPipe), not W
+            per-worker caches; None for per-worker caches.
+    """
+
+    trace: TraceSource
+    cache_policy: str | None = None
+    replacement_window: int = 0
+    replicated_rows: np.ndarray | None = None
+    oracle: OracleWindow | None = None
+
+    def __post_init__(self) -> None:
+        if self.cache_policy is not None and self.cache_policy not in POLICY_NAMES:
+            raise SpecError(
+                f"cache policy must be one of {', '.join(POLICY_NAMES)}, got {self.cache_policy!r}"
+            )
+        if self.replacement_window < 0:
+            raise SpecError(f"replacement window must be >= 0, got {self.replacement_window}")
+
+    @property
+    def replays_trace(self) -> bool:
+        """Every batch goes through per-worker caches in demand order: no replicated rows and
+        no oracle (the premise of the lower bound)."""
+        return self.replicated_rows is None and self.oracle is None
+
+
+@dataclass(frozen=True)
+class PhaseSwitch:
+    """Entry into or exit from a replicated phase, before the iteration's reads.
+
+    Entering loads the replicated rows on every worker; leaving writes one replica back (the
+    replicas are identical) and outdates every cached copy of those rows.
+
+    Attributes:
+        enter: True on entry, False on exit.
+        rows: (H,) the replicated rows, named as the stream's trace names them.
+    """
+
+    enter: bool
+    rows: np.ndarray
+
+    def pulls(self, workers: int) -> int:
+        """Miss pulls of the switch: every worker loads every row on entry."""
+        return workers * len(self.rows) if self.enter else 0
+
+    def pushes(self) -> int:
+        """Pushes of the switch (update pushes; flush pushes at the end of a run)."""
+        return 0 if self.enter else len(self.rows)
+
+
+@dataclass(frozen=True)
+class IterationDecisions:
+    """Everything decided for one iteration, in the order an executor carries it out.
+
+    Order: (1) ``phase``; (2) sends of kind EVICT, then ``evicted`` copies leave; (3) prefetched
+    rows are loaded, then reads are served (pulls first); (4) the update; (5) sends of every
+    other kind. Arrays are aligned per record; ``W`` below is the number of workers.
+
+    Attributes:
+        iteration: index b of the global batch.
+        batch: the global batch's samples.
+        assign: (W·m,) worker of each sample.
+        replicated: the batch is served by the replicated rows (see :class:`Plan`).
+        phase: the phase switch taken before this iteration, or None.
+        touched_ids, touched_w, touched_kind: each worker's distinct rows read, in touch order,
+            with their :class:`Read` kind (HIT, MISS or UPDATE). Empty for a replicated batch.
+        prefetch_ids, prefetch_w: copies loaded before anyone reads them (:attr:`Read.PREFETCH`):
+            BagPipe's prefetches and the replicas filled beside an on-demand fetch.
+        evicted_ids, evicted_w: copies evicted (their write-back, if dirty, is in ``sent``).
+        sent_ids, sent_w, sent_how: dirty copies that left their worker, with their :class:`Send`.
+        allreduce_rows: rows all-reduced after this iteration, before the ring factor.
+        version_checks: metadata messages (HET's version check per lookup).
+    """
+
+    iteration: int
+    batch: SampleChunk
+    assign: np.ndarray
+    replicated: bool
+    touched_ids: np.ndarray
+    touched_w: np.ndarray
+    touched_kind: np.ndarray
+    evicted_ids: np.ndarray
+    evicted_w: np.ndarray
+    sent_ids: np.ndarray
+    sent_w: np.ndarray
+    sent_how: np.ndarray
+    phase: PhaseSwitch | None = None
+    prefetch_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    prefetch_w: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    allreduce_rows: int = 0
+    version_checks: int = 0
+
+    def allreduce(self, workers: int) -> float:
+        """All-reduce traffic in row-transfers per worker (ring factor applied)."""
+        return ring_allreduce(self.allreduce_rows, workers)

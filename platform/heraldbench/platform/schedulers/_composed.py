@@ -1,0 +1,111 @@
+"""Schedulers made of one partition rule and one sync rule (research/schedulers.md §1.7, §1.2–1.3).
+
+naive, herald and Herald's two ablations are the 2×2 of {random, location-aware} partition ×
+{write-through, on-demand} sync. A scheduler of this family names its two rules and nothing
+else::
+
+    @register
+    class Naive(Composed):
+        kind = "naive"
+        spec_cls = NaiveSpec
+        partition_rule = RANDOM
+        sync_rule = WRITE_THROUGH
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field
+
+from heraldbench.platform.schedulers._base import (
+    CacheView,
+    Scheduler,
+    SchedulerSpecBase,
+    SyncPolicy,
+    SyncRule,
+)
+from heraldbench.platform.schedulers._partitions import location_aware_partition, random_partition
+
+__all__ = [
+    "LOCATION_AWARE",
+    "ON_DEMAND",
+    "RANDOM",
+    "WRITE_THROUGH",
+    "Composed",
+    "PartitionRule",
+    "SyncRuleOf",
+    "lookahead_field",
+]
+
+
+@dataclass(frozen=True)
+class PartitionRule:
+    """How a global batch is split over the workers.
+
+    Attributes:
+        name: what results call it.
+        assign: ``(scheduler, ids (W·m, F), view, iteration) -> (W·m,) worker of each sample``.
+    """
+
+    name: str
+    assign: Callable[[Scheduler, np.ndarray, CacheView, int], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SyncRuleOf:
+    """How dirty rows reach the PS, from the scheduler's spec.
+
+    Attributes:
+        name: what results call it.
+        policy: ``spec -> SyncPolicy``.
+    """
+
+    name: str
+    policy: Callable[[Any], SyncPolicy]
+
+
+#: naive's: a seeded random permutation per iteration, m samples per worker.
+RANDOM = PartitionRule(
+    "random",
+    lambda s, ids, view, it: random_partition(s.global_batch, s.batch_size, s.seed, it),
+)
+#: Herald's: each sample to the worker holding most of its ids valid, m samples per worker.
+LOCATION_AWARE = PartitionRule(
+    "location-aware",
+    lambda s, ids, view, it: location_aware_partition(ids, view.valid, s.workers, s.batch_size, it),
+)
+#: Every updated row is pushed after every iteration.
+WRITE_THROUGH = SyncRuleOf("write-through", lambda spec: SyncPolicy(SyncRule.WRITE_THROUGH))
+#: A dirty row is pushed when another worker reads it within ``spec.lookahead`` iterations.
+ON_DEMAND = SyncRuleOf(
+    "on-demand", lambda spec: SyncPolicy(SyncRule.ON_DEMAND, window=spec.lookahead)
+)
+
+
+def lookahead_field() -> Any:
+    """The ``lookahead`` knob of an on-demand spec (its window, in iterations)."""
+    return Field(
+        1, ge=1, le=1000, description="iterations of future reads a dirty row is pushed ahead of"
+    )
+
+
+class Composed(Scheduler):
+    """A scheduler that is exactly one partition rule and one sync rule."""
+
+    partition_rule: ClassVar[PartitionRule]
+    sync_rule: ClassVar[SyncRuleOf]
+
+    def __init__(self, spec: SchedulerSpecBase, *, workers: int, batch_size: int, seed: int = 0):
+        super().__init__(spec, workers=workers, batch_size=batch_size, seed=seed)
+        self._sync = self.sync_rule.policy(spec)
+
+    @property
+    def sync_policy(self) -> SyncPolicy:
+        return self._sync
+
+    def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
+        return self.partition_rule.assign(self, ids, view, iteration)

@@ -1,0 +1,81 @@
+"""Named argument bundles of the simulator's kernels, built once per run.
+
+The read kernel used to take 39 positional arguments in an order every call site repeated;
+these named tuples carry them instead, built once per run (numba types a named tuple of arrays
+and the kernel unpacks it at its top, once per call, so its loops see plain local arrays as
+before). Kernels whose per-row loops hand arrays to inlined helpers keep plain arguments: an
+array taken from a tuple there costs atomic reference counts per row
+(tests/platform/sim/test_kernel_codegen.py).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["Evictor", "ReadSettings", "RowState", "Touches"]
+
+
+class ReadSettings(NamedTuple):
+    """Scalars of every read of a run.
+
+    Attributes:
+        workers: W.
+        capacity: K, rows per worker cache.
+        policy: the eviction policy's code (``_state.POLICIES``).
+        permanent_cap: LFUOpt's rows that are never evicted, per worker.
+        bound: HET's staleness bound, or -1 for strict consistency.
+        per_occurrence: HET's clock ticks per id occurrence (else per iteration).
+    """
+
+    workers: int
+    capacity: int
+    policy: int
+    permanent_cap: int
+    bound: int
+    per_occurrence: bool
+
+
+class RowState(NamedTuple):
+    """Per-row fields a read looks at (views into the row records, ``_state.row_records``)."""
+
+    cached: np.ndarray
+    valid: np.ndarray
+    last_use: np.ndarray
+    seen: np.ndarray
+    ahead: np.ndarray
+    lag: np.ndarray
+    pending: np.ndarray
+    tally: np.ndarray
+
+
+class Evictor(NamedTuple):
+    """Per-worker eviction structures: occupancy, the LRU log, LFU's counts and heap."""
+
+    occupancy: np.ndarray
+    log_ids: np.ndarray
+    log_t: np.ndarray
+    log_head: np.ndarray
+    log_tail: np.ndarray
+    use_count: np.ndarray
+    permanent: np.ndarray
+    heap_keys: np.ndarray
+    heap_ids: np.ndarray
+    heap_t: np.ndarray
+    heap_size: np.ndarray
+    touch_seq: np.ndarray
+
+
+class Touches(NamedTuple):
+    """One iteration's read records: touches, HET's held pushes, evictions."""
+
+    touched_ids: np.ndarray
+    touched_w: np.ndarray
+    touched_kind: np.ndarray
+    touched_occ: np.ndarray
+    push_at: np.ndarray
+    push_held: np.ndarray
+    evicted_ids: np.ndarray
+    evicted_w: np.ndarray
+    evicted_pending: np.ndarray
