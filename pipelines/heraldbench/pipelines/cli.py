@@ -206,7 +206,7 @@ def quickstart(
     scheduler_address: Address = None,
     workers: Workers = 2,
 ) -> None:
-    """Reproduce the Herald comparison on the Criteo-like trace, logged to MLflow, with a report."""
+    """Reproduce the Herald comparison on the criteo-kaggle workload, logged to MLflow, with a report."""
     from heraldbench.pipelines.quickstart import run_quickstart
 
     with _user_errors():

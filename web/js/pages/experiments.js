@@ -84,7 +84,7 @@ export function experimentsPage({ query, navigate }) {
           ? emptyState(`No ${state.status} experiments`, "Try another filter.")
           : emptyState(
               "No experiments yet",
-              "Start with Herald's Table 1: naive, Herald and its two ablations on a Criteo-like trace.",
+              "Start with Herald's Table 1: naive, Herald and its two ablations on the criteo-kaggle workload.",
               h("a", { class: "btn btn-primary", href: "#/new?preset=herald-table1" }, "Run Herald's Table 1"),
               h("a", { class: "btn btn-secondary", href: "#/new" }, "Write a spec"),
             ),

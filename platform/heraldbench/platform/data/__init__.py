@@ -1,4 +1,5 @@
-"""Datasets: the synthetic Criteo-like generator and readers of the raw public formats.
+"""Datasets: workload profiles (``data.workload``), the independent-fields Criteo-like generator
+and readers of the raw public formats.
 
 Each dataset kind has a spec (``kind`` tag + knobs) whose ``open()`` returns a trace; the spec
 classes live in their modules (``synthetic``, ``criteo``, ``avazu``, ``movielens``) and are
