@@ -244,7 +244,8 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
 
     spec = {"name": "ui-allreduce", "dataset": {"kind": "synthetic-criteo", "samples": 20000,
             "scale": 0.002, "seed": 1}, "cluster": {"workers": 4, "batch_size": 32},
-            "schedulers": [{"kind": "naive"}, {"kind": "fae", "hot_ratio": 0.1}]}  # fmt: skip
+            "schedulers": [{"kind": "naive"}, {"kind": "fae", "hot_ratio": 0.1},
+                           {"kind": "bagpipe"}]}  # fmt: skip
     experiment_id = _api(app, "POST", "/api/experiments", spec)["id"]
     p.goto(f"{app.url}/#/experiments/{experiment_id}")
     p.wait_for_selector(
@@ -255,6 +256,16 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
     fae = table.locator("tr[data-kind='fae'] [data-testid='allreduce-cell']").inner_text()
     assert re.search(r"[1-9]", fae), fae
     p.screenshot(path=str(shots / "allreduce.png"), full_page=True)
+
+    # BagPipe's first spike: clipped by default, the whole range without clipping.
+    chart = p.get_by_test_id("series-chart")
+    top_tick = "els => Math.max(...els.map(e => parseFloat(e.textContent.replace(/[^0-9.]/g, ''))" \
+        " * (/k/i.test(e.textContent) ? 1e3 : /M/.test(e.textContent) ? 1e6 : 1)))"
+    ticks = "svg text.tick[text-anchor='end']"
+    clipped = chart.locator(ticks).evaluate_all(top_tick)
+    chart.get_by_test_id("series-clip").uncheck()
+    whole = chart.locator(ticks).evaluate_all(top_tick)
+    assert clipped < whole, (clipped, whole)
     with p.expect_download() as download:
         p.get_by_test_id("experiment-download").click()
     import zipfile
