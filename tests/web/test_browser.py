@@ -294,3 +294,15 @@ def test_the_being_prepared_notice_gives_way_once_the_dataset_failed(
     assert p.get_by_test_id("dataset-pending").count() == 0
     p.screenshot(path=str(shots / "dataset-failed.png"), full_page=True)
     page.check_clean()
+
+
+def test_the_experiments_page_says_where_command_line_runs_are(
+    app: RunningApp, page: Watched
+) -> None:
+    p = page.page
+    p.goto(f"{app.url}/#/experiments")
+    note = p.get_by_test_id("cli-note")
+    note.wait_for()
+    assert str(app.log.parent / "home") in note.inner_text()
+    assert "heraldbench run" in note.inner_text()
+    page.check_clean()
