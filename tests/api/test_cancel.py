@@ -32,3 +32,38 @@ def test_cancel_stops_a_running_simulation_and_frees_its_worker(api_sqlite, dask
     assert time.monotonic() - cancelled < STOP_WITHIN_S
     run = api_sqlite.get(f"/api/experiments/{experiment_id}").json()["runs"][0]
     assert run["status"] == "cancelled" and run["counts"] is None
+
+
+def test_cancel_stops_a_running_studys_trials_and_frees_the_workers(
+    api_sqlite, dask_cluster, monkeypatch, tmp_path
+) -> None:
+    monkeypatch.setenv("HERALDBENCH_TRACK", "false")
+    monkeypatch.setenv("HERALDBENCH_HOME", str(tmp_path / "home"))
+    spec = tiny_spec(
+        name="long-study",
+        dataset={"kind": "synthetic-criteo", "samples": 50_000_000, "scale": 0.001, "seed": 1},
+        tuning={"space": {"scheduler.lookahead": {"low": 1, "high": 4}},
+                "objectives": ["time", "cache_memory"], "trials": 6,
+                "sampler": {"kind": "random", "seed": 3}},  # fmt: skip
+    )
+    response = api_sqlite.post("/api/studies", json=spec)
+    assert response.status_code == 202, response.text
+    study_id = response.json()["id"]
+    poll(lambda: _trials_running(dask_cluster), timeout=60)
+    time.sleep(1.0)  # into the trials' iterations
+    response = api_sqlite.post(f"/api/studies/{study_id}/cancel")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+    cancelled = time.monotonic()
+    poll(lambda: _idle(dask_cluster), timeout=120, interval=0.05)
+    assert time.monotonic() - cancelled < STOP_WITHIN_S
+    study = api_sqlite.get(f"/api/studies/{study_id}").json()
+    assert study["status"] == "cancelled"
+    assert api_sqlite.post("/api/studies/424242/cancel").status_code == 404
+
+
+def _running_trials(dask_worker: Any) -> int:
+    return sum("trial" in str(key) for key in dask_worker.state.executing)
+
+
+def _trials_running(dask_cluster: Any) -> bool:
+    return any(dask_cluster.run(_running_trials).values())

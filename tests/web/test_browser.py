@@ -244,7 +244,8 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
 
     spec = {"name": "ui-allreduce", "dataset": {"kind": "synthetic-criteo", "samples": 20000,
             "scale": 0.002, "seed": 1}, "cluster": {"workers": 4, "batch_size": 32},
-            "schedulers": [{"kind": "naive"}, {"kind": "fae"}]}  # fmt: skip
+            "schedulers": [{"kind": "naive"}, {"kind": "fae", "hot_ratio": 0.1},
+                           {"kind": "bagpipe"}]}  # fmt: skip
     experiment_id = _api(app, "POST", "/api/experiments", spec)["id"]
     p.goto(f"{app.url}/#/experiments/{experiment_id}")
     p.wait_for_selector(
@@ -255,10 +256,53 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
     fae = table.locator("tr[data-kind='fae'] [data-testid='allreduce-cell']").inner_text()
     assert re.search(r"[1-9]", fae), fae
     p.screenshot(path=str(shots / "allreduce.png"), full_page=True)
+
+    # BagPipe's first spike: clipped by default, the whole range without clipping.
+    chart = p.get_by_test_id("series-chart")
+    top_tick = "els => Math.max(...els.map(e => parseFloat(e.textContent.replace(/[^0-9.]/g, ''))" \
+        " * (/k/i.test(e.textContent) ? 1e3 : /M/.test(e.textContent) ? 1e6 : 1)))"
+    ticks = "svg text.tick[text-anchor='end']"
+    clipped = chart.locator(ticks).evaluate_all(top_tick)
+    chart.get_by_test_id("series-clip").uncheck()
+    whole = chart.locator(ticks).evaluate_all(top_tick)
+    assert clipped < whole, (clipped, whole)
     with p.expect_download() as download:
         p.get_by_test_id("experiment-download").click()
     import zipfile
 
     names = zipfile.ZipFile(download.value.path()).namelist()
     assert {"results.json", "report/table1.md", "report/comparison.csv"} <= set(names), names
+    page.check_clean()
+
+
+def test_the_being_prepared_notice_gives_way_once_the_dataset_failed(
+    app: RunningApp, page: Watched, shots: Path
+) -> None:
+    fixture = Path(__file__).resolve().parents[1] / "platform/data/fixtures/criteo_malformed.tsv"
+    (app.log.parent / "data" / "broken.tsv").write_bytes(fixture.read_bytes())
+    p = page.page
+    p.goto(f"{app.url}/#/datasets")
+    p.locator("#token-button").click()
+    p.locator("#token-input").fill(TOKEN)
+    p.locator("#token-save").click()
+    p.locator("#ds-name").fill("broken")
+    p.locator("#ds-kind").select_option("criteo-tsv")
+    p.locator("#ds-path").fill("broken.tsv")
+    p.locator("#ds-path").press("Enter")
+    p.get_by_test_id("dataset-pending").wait_for()
+    p.get_by_test_id("dataset-failed").wait_for(timeout=RUN_TIMEOUT_MS)
+    assert p.get_by_test_id("dataset-pending").count() == 0
+    p.screenshot(path=str(shots / "dataset-failed.png"), full_page=True)
+    page.check_clean()
+
+
+def test_the_experiments_page_says_where_command_line_runs_are(
+    app: RunningApp, page: Watched
+) -> None:
+    p = page.page
+    p.goto(f"{app.url}/#/experiments")
+    note = p.get_by_test_id("cli-note")
+    note.wait_for()
+    assert str(app.log.parent / "home") in note.inner_text()
+    assert "heraldbench run" in note.inner_text()
     page.check_clean()

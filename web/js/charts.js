@@ -227,7 +227,8 @@ export function lineChart(opts) {
     const xMin = xs.length ? Math.min(...xs) : 0;
     const xMax = xs.length ? Math.max(...xs) : 1;
     const yMinData = ys.length ? Math.min(...ys) : 0;
-    const yMaxData = ys.length ? Math.max(...ys) : 1;
+    // opts.yMax clips the axis (a spike drawn at the top edge instead of flattening the rest).
+    const yMaxData = isNum(opts.yMax) ? opts.yMax : ys.length ? Math.max(...ys) : 1;
     const yLo = opts.zeroBased === false ? yMinData - (yMaxData - yMinData) * 0.05 : Math.min(0, yMinData);
     const yTicks = niceTicks(yLo, yMaxData * 1.04 || 1, 5);
     const xTicks = niceTicks(xMin, xMax, Math.max(2, Math.min(8, Math.floor(iw / 90))));
@@ -264,7 +265,7 @@ export function lineChart(opts) {
     for (const sr of shown) {
       const d = sr.points
         .filter((p) => isNum(p[1]))
-        .map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(1)} ${y(p[1]).toFixed(1)}`)
+        .map((p, i) => `${i ? "L" : "M"}${x(p[0]).toFixed(1)} ${y(Math.min(p[1], y1)).toFixed(1)}`)
         .join("");
       svg.append(s("path", { class: "line", d, stroke: sr.color, "data-series": sr.label }));
     }

@@ -125,6 +125,17 @@ class Dispatcher:
         except Exception as exc:  # noqa: BLE001
             logger.info("could not cancel Dask tasks: %s", exc)
 
+    async def set_event(self, name: str) -> None:
+        """Best effort: set the Dask event ``name`` (tasks watching it stop)."""
+        if not self.available:
+            return
+        try:
+            from distributed import Event
+
+            await Event(name, client=self.client).set()
+        except Exception as exc:  # noqa: BLE001
+            logger.info("could not set the Dask event %s: %s", name, exc)
+
     async def prepare_tracking(self) -> None:
         """Migrate a local MLflow store once, on a worker (keeps mlflow out of the API process)."""
         uri = self.settings.resolved_tracking_uri

@@ -71,6 +71,7 @@ class Health(BaseModel):
 
 class ConfigOut(BaseModel):
     auth_required: bool
+    home: str = Field(description="the service's data folder; the CLI's results are under it")
     mlflow_ui_url: str | None
     dask_dashboard_url: str | None
     schedulers: dict[str, dict[str, Any]]

@@ -35,6 +35,7 @@ __all__ = [
     "prepare_tracking",
     "preprocess_dataset",
     "run_study",
+    "study_stop_event",
 ]
 
 logger = logging.getLogger("heraldbench.api")
@@ -339,6 +340,11 @@ def preprocess_dataset(database_url: str, dataset_id: int, dask_key: str) -> str
     return str(values["status"])
 
 
+def study_stop_event(dask_key: str) -> str:
+    """The Dask event that cancels the study run by the task ``dask_key``."""
+    return f"{dask_key}-stop"
+
+
 def run_study(database_url: str, study_id: int, dask_key: str, storage: str) -> str:
     """Run a tuning study through the tuning pipeline (see routes/studies.py)."""
     from distributed import worker_client
@@ -351,7 +357,8 @@ def run_study(database_url: str, study_id: int, dask_key: str, storage: str) -> 
         tune = importlib.import_module(TUNE_MODULE)
         with worker_client() as client:
             summary = tune.run_study(
-                row.spec, storage=storage, study_name=row.storage_name, client=client
+                row.spec, storage=storage, study_name=row.storage_name, client=client,
+                stop=study_stop_event(dask_key),
             )
         values = {
             "status": Status.SUCCEEDED,

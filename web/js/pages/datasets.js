@@ -54,8 +54,9 @@ export function datasetsPage({ navigate, config }) {
     }
     submitBtn.disabled = true;
     try {
-      await api.addDataset(payload);
-      replace(formResult, alertBox("success", "Queued", h("p", {}, `${payload.name} is being prepared.`)));
+      const accepted = await api.addDataset(payload);
+      pending = accepted && accepted.id !== undefined ? accepted.id : null;
+      replace(formResult, alertBox("success", "Queued", h("p", { "data-testid": "dataset-pending" }, `${payload.name} is being prepared.`)));
       form.reset();
       poll.poke();
     } catch (err) {
@@ -89,6 +90,20 @@ export function datasetsPage({ navigate, config }) {
     navigate("#/new?from=draft");
   };
 
+  // The "being prepared" notice of the last registration gives way to its outcome.
+  let pending = null;
+  const settle = (list) => {
+    const ds = pending === null ? null : list.find((d) => d.id === pending);
+    if (!ds || isActive(ds.status) || ds.status === "preparing") return;
+    pending = null;
+    replace(
+      formResult,
+      ds.status === "failed"
+        ? alertBox("error", "Preparation failed", h("p", { "data-testid": "dataset-failed" }, `${ds.name}: ${ds.error || "failed"}`))
+        : alertBox("success", "Prepared", h("p", {}, `${ds.name} is ready to use.`)),
+    );
+  };
+
   const load = async () => {
     let list;
     try {
@@ -97,6 +112,7 @@ export function datasetsPage({ navigate, config }) {
       replace(body, h("div", { class: "pad" }, apiErrorBox(err, "Could not load the datasets")));
       return false;
     }
+    settle(list);
     if (!list.length) {
       replace(body, emptyState("No datasets yet", "Add one with the form; until then, use the criteo-kaggle workload profile of any preset."));
       return false;

@@ -491,7 +491,7 @@ function seriesChartCard(rows, colors, state) {
   if (!withSeries.length) return null;
   const keys = [...new Set(withSeries.flatMap((r) => Object.keys(r.series).filter((k) => Array.isArray(r.series[k]) && r.series[k].length)))];
   const ordered = ["pull", "push", "loss"].filter((k) => keys.includes(k)).concat(keys.filter((k) => !["pull", "push", "loss"].includes(k)));
-  state.seriesOpts = state.seriesOpts || { metric: ordered[0], view: "iteration", smooth: true };
+  state.seriesOpts = state.seriesOpts || { metric: ordered[0], view: "iteration", smooth: true, clip: true };
   const local = state.seriesOpts;
   if (!ordered.includes(local.metric)) local.metric = ordered[0];
   const holder = h("div", { class: "chart-holder" });
@@ -519,6 +519,11 @@ function seriesChartCard(rows, colors, state) {
       }
       series.push({ label: r.label, color: colors.get(r.label), points: seriesPoints(ys, r.iterations) });
     }
+    // BagPipe's first iterations (its cold prefetch) dwarf every other line: clip the axis at
+    // the 98th percentile of the values shown, spikes drawn at the top edge.
+    const all = series.flatMap((x) => x.points.map((p) => p[1])).filter(isNum).sort((a, b) => a - b);
+    const clipAt = view === "iteration" && local.clip && all.length > 20 ? all[Math.floor(0.98 * (all.length - 1))] : null;
+    const clipped = isNum(clipAt) && clipAt > 0 && clipAt < all[all.length - 1] ? clipAt : null;
     const yLabel = view === "relative" ? `cumulative ${SERIES_NAMES[metric] || metric} ÷ naive` : view === "cumulative" ? `cumulative ${SERIES_NAMES[metric] || metric} (rows)` : isTraffic ? `${SERIES_NAMES[metric] || metric} per iteration (rows)` : SERIES_NAMES[metric] || metric;
     replace(
       holder,
@@ -531,6 +536,7 @@ function seriesChartCard(rows, colors, state) {
             yLabel,
             reference: view === "relative" ? 1 : null,
             zeroBased: metric !== "loss",
+            yMax: clipped,
           })
         : h("p", { class: "muted pad" }, "No series to show in this view."),
     );
@@ -582,6 +588,22 @@ function seriesChartCard(rows, colors, state) {
               },
             }),
             "Smooth",
+          )
+        : null,
+      isTraffic && local.view === "iteration"
+        ? h(
+            "label",
+            { class: "check", title: "Clip the axis at the 98th percentile: spikes (BagPipe's first iterations) are drawn at the top edge instead of flattening every other line" },
+            h("input", {
+              type: "checkbox",
+              checked: local.clip,
+              "data-testid": "series-clip",
+              onchange: (e) => {
+                local.clip = e.target.checked;
+                draw();
+              },
+            }),
+            "Clip spikes",
           )
         : null,
     );

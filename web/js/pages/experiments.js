@@ -15,7 +15,7 @@ const FILTERS = [
 ];
 const PAGE = 20;
 
-export function experimentsPage({ query, navigate }) {
+export function experimentsPage({ query, navigate, config = {} }) {
   const state = { status: query.get("status") || "", offset: Number(query.get("offset") || 0) };
   const filterBar = h("div", { class: "filters", role: "group", "aria-label": "Filter by status" });
   const body = h("div", { class: "card card-flush", "aria-live": "polite", "aria-busy": "true" }, h("p", { class: "loading pad" }, "Loading experiments…"));
@@ -30,6 +30,7 @@ export function experimentsPage({ query, navigate }) {
     filterBar,
     body,
     pager,
+    cliNote(config),
   );
 
   const setHash = () => {
@@ -159,5 +160,20 @@ function table(list, navigate) {
       h("thead", {}, h("tr", {}, [["ID", "col-id"], ["Name"], ["Status"], ["Progress", "col-progress"], ["Schedulers", "col-schedulers"], ["Mode", "col-mode"], ["Created", "col-created"]].map(([t, c]) => h("th", { scope: "col", class: c || null }, t)))),
       h("tbody", {}, rows),
     ),
+  );
+}
+
+
+/** Where the command line's experiments are: they are files and MLflow runs, not rows here. */
+function cliNote(cfg) {
+  const home = cfg && cfg.home;
+  if (!home) return null;
+  return h(
+    "p",
+    { class: "hint", "data-testid": "cli-note" },
+    "Experiments run from the command line (heraldbench run, heraldbench quickstart) are not listed here: their results are files under ",
+    h("code", {}, home),
+    " (results.json; heraldbench report turns one into the report)",
+    cfg.mlflow_ui_url ? [" and runs in ", h("a", { href: cfg.mlflow_ui_url, target: "_blank", rel: "noopener noreferrer" }, "MLflow"), "."] : ".",
   );
 }

@@ -88,6 +88,7 @@ def config(settings: SettingsDep, dispatcher: DispatcherDep) -> ConfigOut:
     mlflow_ui = settings.mlflow_ui_url or (uri if uri and uri.startswith("http") else None)
     return ConfigOut(
         auth_required=settings.auth_required,
+        home=str(settings.home_dir),
         mlflow_ui_url=mlflow_ui,
         dask_dashboard_url=dispatcher.dashboard_link(),
         schedulers={kind: _knob_defaults(cls.spec_cls) for kind, cls in registered().items()},

@@ -140,6 +140,34 @@ def get_study(study_id: RowId, db: DatabaseDep) -> StudyOut:
     return study_out(_study(db, study_id))
 
 
+def _cancel(db: Database, study_id: int) -> tuple[Study, str | None]:
+    with db.write() as session:
+        study = session.get(Study, study_id, with_for_update=True)
+        if study is None:
+            raise NotFoundError(f"study {study_id} does not exist")
+        key = None
+        if study.status in Status.active():
+            study.status, study.error, key = Status.CANCELLED, "cancelled by request", study.dask_key
+        session.flush()
+        session.expunge(study)
+        return study, key
+
+
+@router.post(
+    "/{study_id}/cancel",
+    response_model=StudyOut,
+    dependencies=[Depends(require_write)],
+    responses=WRITE_ERRORS,
+)
+async def cancel_study(study_id: RowId, db: DatabaseDep, dispatcher: DispatcherDep) -> StudyOut:
+    """Cancel a queued or running study: no trial starts, and running trials stop between
+    iterations (within seconds); a finished study is unchanged."""
+    study, key = await run_in_threadpool(_cancel, db, study_id)
+    if key is not None:
+        await dispatcher.set_event(worker.study_stop_event(key))
+    return study_out(study)
+
+
 @router.get(
     "/{study_id}/plots/{name}",
     response_class=FileResponse,

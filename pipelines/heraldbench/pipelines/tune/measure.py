@@ -66,9 +66,13 @@ def baseline(document: dict[str, Any]) -> dict[str, float]:
 
 
 def measure(
-    spec: ExperimentSpec, base: dict[str, float] | None, on_evaluation: OnEvaluation | None = None
+    spec: ExperimentSpec,
+    base: dict[str, float] | None,
+    on_evaluation: OnEvaluation | None = None,
+    progress: Any = None,
 ) -> Measurement:
-    """Run ``spec``'s only scheduler (simulated, or trained in train mode) and score it."""
+    """Run ``spec``'s only scheduler (simulated, or trained in train mode) and score it;
+    ``progress(done, total)`` is called between iterations (it may raise to stop the run)."""
     sched = spec.schedulers[0]
     trace = spec.dataset.open()  # once: opening a raw file builds its vocabularies
     if spec.mode == "train":
@@ -79,11 +83,11 @@ def measure(
                 on_evaluation(evaluation.iteration, evaluation.metrics())
 
         split = training_split(spec, trace)
-        run = train_run(spec, sched, split=split, on_evaluation=report)
+        run = train_run(spec, sched, split=split, on_evaluation=report, progress=progress)
     else:
         from heraldbench.platform.runner import simulate_run
 
-        run = simulate_run(spec, sched, trace=trace)
+        run = simulate_run(spec, sched, trace=trace, progress=progress)
     result = run.to_json(spec)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     return Measurement(_metrics(spec, result, cache_rows, base), result)

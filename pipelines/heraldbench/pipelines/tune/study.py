@@ -17,7 +17,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,7 @@ def tune_study(
     uri: str | None = None,
     out_dir: Path | None = None,
     on_trial: OnTrial | None = None,
+    stop: str | None = None,
 ) -> StudyOutcome:
     """Run (or resume) the study of ``document`` on ``client``'s cluster.
 
@@ -109,6 +110,8 @@ def tune_study(
         trials: trials to add (default ``tuning.trials``).
         track: log to MLflow (default: unless ``HERALDBENCH_TRACK=false``), at ``uri``.
         out_dir: tables and plots (default ``$HERALDBENCH_HOME/studies/<name>``).
+        stop: a Dask ``Event`` name; once it is set, no trial starts and running ones stop
+            between iterations (the service's cancel).
 
     Raises:
         SpecError: the spec is invalid, or the stored study measures another problem.
@@ -130,7 +133,8 @@ def tune_study(
     try:
         base = _baseline(client, study, spec)
         jobs = _jobs(spec, storage, name, base, target, before, trials or spec.tuning.trials)
-        added = _run_jobs(client, study, jobs, _parallel(client, spec), spec.mode, on_trial)
+        jobs = [replace(job, stop=stop) for job in jobs]
+        added = _run_jobs(client, study, jobs, _parallel(client, spec), spec.mode, on_trial, stop)
         outcome = _summarise(study, spec, name, storage, out_dir, before, added, target)
         outcome.seconds = time.perf_counter() - started
         if target is not None:
@@ -221,10 +225,12 @@ def _parallel(client: Any, spec: Any) -> int:
 
 
 def _run_jobs(client, study, jobs: list[TrialJob], parallel: int, mode: str,
-              on_trial: OnTrial | None) -> list[TrialOutcome]:  # fmt: skip
-    """Keep ``parallel`` trial tasks in flight; outcomes in completion order."""
-    from distributed import as_completed
+              on_trial: OnTrial | None, stop: str | None = None) -> list[TrialOutcome]:  # fmt: skip
+    """Keep ``parallel`` trial tasks in flight (none new once ``stop`` is set); outcomes in
+    completion order."""
+    from distributed import Event, as_completed
 
+    stopped = Event(stop, client=client).is_set if stop is not None else (lambda: False)
     gpu = {"GPU": 1} if mode == "train" and gpu_workers(client) else None
     pending = iter(jobs)
 
@@ -240,7 +246,7 @@ def _run_jobs(client, study, jobs: list[TrialJob], parallel: int, mode: str,
             outcomes.append(outcome)
             if on_trial is not None:
                 on_trial(outcome)
-            following = next(pending, None)
+            following = None if stopped() else next(pending, None)
             if following is not None:
                 new = submit(following)
                 running[new] = following

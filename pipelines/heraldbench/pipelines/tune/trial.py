@@ -45,6 +45,8 @@ class TrialJob:
         seed: this task's sampler seed.
         baseline: naive's traffic for the ``traffic`` metric (None when no metric needs it).
         target: the study's MLflow parent run, or None.
+        stop: the name of a Dask ``Event`` that, once set, stops the trial between iterations
+            (a study cancelled by request), or None.
     """
 
     key: str
@@ -54,6 +56,7 @@ class TrialJob:
     seed: int
     baseline: dict[str, float] | None
     target: Target | None
+    stop: str | None = None
 
 
 @dataclass
@@ -126,7 +129,9 @@ def _evaluate(
         if outcome.run_id is not None:
             trial.set_user_attr("mlflow_run_id", outcome.run_id)
         _configure_threads(trial_spec)
-        measurement = measure(trial_spec, job.baseline, _reporter(trial, spec, log))
+        measurement = measure(
+            trial_spec, job.baseline, _reporter(trial, spec, log), progress=stopper(job.stop)
+        )
         outcome.metrics = measurement.metrics
         log.result(measurement.result)
         outcome.values = [value_of(o, outcome.metrics) for o in spec.tuning.objectives]
@@ -141,6 +146,30 @@ def _evaluate(
         outcome.error = f"{type(exc).__name__}: {exc}"
         log.failure(traceback.format_exc())
         _fail(study, trial, outcome.error)
+
+
+class StudyCancelled(Exception):
+    """Raised between iterations of a trial whose study was cancelled."""
+
+
+def stopper(name: str | None, every: float = 0.5):
+    """A progress callback raising :class:`StudyCancelled` once the Dask event ``name`` is set
+    (looked at most every ``every`` seconds); None without an event."""
+    if name is None:
+        return None
+    from distributed import Event
+
+    event, checked = Event(name), [time.monotonic()]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - checked[0] < every:
+            return
+        checked[0] = now
+        if event.is_set():
+            raise StudyCancelled(f"the study was cancelled (event {name})")
+
+    return progress
 
 
 def _trial_spec(spec: Any, params: dict[str, Any]) -> Any:
