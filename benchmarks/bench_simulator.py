@@ -59,13 +59,16 @@ def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float,
     _warm_up(kind, workers, batch)
     scheduler = create(kind, workers=workers, batch_size=batch, seed=0)
     cache_rows = int(ratio * trace.layout.total_rows)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     result = simulate(trace, scheduler, cache_rows=cache_rows)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     c = result.counts
     return {
         "accesses": c.accesses,
         "wall_seconds": wall,
+        # every thread of the process (the simulation and the trace's read-ahead): less moved
+        # by other load on a shared machine than the wall time
+        "cpu_seconds": cpu,
         "accesses_per_second": c.accesses / wall,
         "pull": c.pull,
         "push": c.push,
@@ -125,7 +128,8 @@ def main() -> None:
     if args.repeat > 1:
         print(_summary(rows))
     if len(trees) > 1:
-        print(_side_by_side(rows, [name for name, _ in trees]))
+        for metric in ("wall_seconds", "cpu_seconds"):
+            print(_side_by_side(rows, [name for name, _ in trees], metric))
     print(json.dumps(rows, indent=1))
 
 
@@ -144,16 +148,16 @@ def _trees(given: list[str]) -> list[tuple[str, str | None]]:
     return trees or [("installed", None)]
 
 
-def _side_by_side(rows: list[dict], names: list[str]) -> str:
-    """Median wall seconds of each case per tree, and each tree's ratio to the first."""
+def _side_by_side(rows: list[dict], names: list[str], metric: str = "wall_seconds") -> str:
+    """Median ``metric`` (seconds) of each case per tree, and each tree's ratio to the first."""
     walls: dict[tuple[float, str, str], dict[str, list[float]]] = {}
     for row in rows:
         if row["scheduler"] != "generate-only":
             case = (row["fraction"], row["dataset"], row["scheduler"])
-            walls.setdefault(case, {}).setdefault(row["tree"], []).append(row["wall_seconds"])
+            walls.setdefault(case, {}).setdefault(row["tree"], []).append(row[metric])
     head = "".join(f"{name:>12}" for name in names)
     ratios = "".join(f"{name + '/' + names[0]:>16}" for name in names[1:])
-    lines = [f"{'fraction':>8} {'dataset':<17} {'scheduler':<22}{head}{ratios}"]
+    lines = [metric, f"{'fraction':>8} {'dataset':<17} {'scheduler':<22}{head}{ratios}"]
     for (fraction, dataset, kind), by_tree in walls.items():
         median = {t: statistics.median(v) for t, v in by_tree.items()}
         cells = "".join(f"{median.get(t, float('nan')):11.1f}s" for t in names)
