@@ -82,7 +82,8 @@ def test_train_spec_is_refused_by_simulate_unless_asked(tmp_path: Path) -> None:
 def test_too_small_cache_is_a_clear_error(tmp_path: Path) -> None:
     done = _cli("simulate", str(_write(tmp_path, dict(SPEC, cache={"rows": 10}))))
     assert done.returncode == 2
-    assert "at least" in done.stderr and "Traceback" not in done.stderr
+    assert "cannot hold one worker's ids" in " ".join(done.stderr.split())
+    assert "cluster.batch_size" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_validate_refuses_what_could_not_run(tmp_path: Path) -> None:

@@ -149,7 +149,8 @@ def test_the_plugin_validates_in_the_service_and_its_editor(site: Path) -> None:
         from heraldbench.platform.schedulers import registered
         spec = yaml.safe_load(open("spec.yaml"))
         app = create_app(Settings(home="home", track=False, web_dir="no-web"))
-        client = TestClient(app)  # validation needs no database or cluster: no lifespan
+        client = TestClient(app, base_url="http://127.0.0.1")  # a trusted host; no lifespan:
+        # validation needs no database or cluster
         ok = client.post("/api/specs/validate", json=spec)
         bad = client.post("/api/specs/validate",
                           json={**spec, "schedulers": [{"kind": "contiguous", "x": 1}]})
