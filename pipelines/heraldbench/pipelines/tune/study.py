@@ -173,6 +173,9 @@ def _open_study(storage: str, name: str, spec: Any) -> Any:
         )
     if stored is None:
         study.set_user_attr(PROBLEM_ATTR, problem)
+    names = [metric_key(o) for o in spec.tuning.objectives]
+    if study.metric_names != names:  # Optuna's plots and dashboards name the objectives
+        study.set_metric_names(names)
     return study
 
 
