@@ -330,4 +330,12 @@ def test_a_study_starts_from_the_tuning_preset(app: RunningApp, page: Watched) -
     study = _api(app, "GET", f"/api/studies/{study_id}")
     assert study["status"] == "succeeded", study["error"]
     assert len(study["trials"]) == 2
+    p.reload()
+    table = p.get_by_test_id("trials-table")
+    table.wait_for()
+    headers = [t.lower() for t in table.locator("thead th").all_inner_texts()]  # CSS upper-cases
+    assert "traffic (minimize)" in headers and "cache_memory (minimize)" in headers, headers
+    assert "cache_memory <= 64MiB" in p.get_by_test_id("study-caps").inner_text()
+    infeasible = sum(not t["feasible"] for t in study["trials"])
+    assert p.get_by_test_id("breaks-cap").count() == infeasible
     page.check_clean()
