@@ -336,6 +336,10 @@ def test_a_study_starts_from_the_tuning_preset(app: RunningApp, page: Watched) -
     headers = [t.lower() for t in table.locator("thead th").all_inner_texts()]  # CSS upper-cases
     assert "traffic (minimize)" in headers and "cache_memory (minimize)" in headers, headers
     assert "cache_memory <= 64MiB" in p.get_by_test_id("study-caps").inner_text()
+    ticks = p.get_by_test_id("study-page").locator("svg text.tick").evaluate_all(
+        "els => els.map(e => e.textContent)"
+    )
+    assert ticks and not any(t.strip().startswith(("-", "−")) for t in ticks), ticks
     infeasible = sum(not t["feasible"] for t in study["trials"])
     assert p.get_by_test_id("breaks-cap").count() == infeasible
     page.check_clean()
