@@ -13,7 +13,7 @@ from tests.platform.data.workload.planted import planted_profile
 
 def _spec(profile: str) -> dict:
     return tiny_spec(dataset={"kind": "synthetic", "profile": profile, "samples": 2048, "seed": 1},
-                     cache={"rows": 400})  # fmt: skip
+                     cache={"rows": 500})  # fmt: skip  (16 x 26 ids must fit)
 
 
 def test_a_profile_under_the_data_folder_runs(api, data_dir: Path) -> None:

@@ -44,7 +44,9 @@ def untracked(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
 
 
 def test_a_small_study_completes_on_the_cluster_with_its_plots(api_sqlite, untracked) -> None:
-    response = api_sqlite.post("/api/studies", json=study_spec())
+    # A cap that half the cache ratios break: those trials are flagged, never best.
+    cap = {"metric": "cache_memory", "max": "4MiB"}
+    response = api_sqlite.post("/api/studies", json=study_spec(constraints=[cap]))
     assert response.status_code == 202, response.text
     study = wait_study(api_sqlite, response.json()["id"])
     assert study["status"] == "succeeded", study["error"]
@@ -54,6 +56,12 @@ def test_a_small_study_completes_on_the_cluster_with_its_plots(api_sqlite, untra
     assert all(1 <= t["params"]["scheduler.lookahead"] <= 4 for t in study["trials"])
     complete = {tuple(t["values"]) for t in study["trials"]}
     assert study["best"] and all(tuple(b["values"]) in complete for b in study["best"])
+    assert study["objectives"] == ["traffic", "cache_memory"]
+    assert study["constraints"] == ["cache_memory <= 4MiB"]
+    flagged = {t["number"] for t in study["trials"] if not t["feasible"]}
+    for trial in study["trials"]:
+        breaks = trial["metrics"]["cache_memory"] > 4  # MiB
+        assert (trial["number"] in flagged) == breaks, trial
     for name in ("history", "importances", "pareto"):
         plot = api_sqlite.get(study["plots"][name])
         assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG", name

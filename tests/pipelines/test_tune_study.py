@@ -62,6 +62,7 @@ def test_every_trial_runs_on_a_dask_worker_and_lands_in_the_storage(study, stora
     assert {o.state for o in study.added} == {"COMPLETE"}
     assert {o.worker for o in study.added} <= {"0", "1"}  # the LocalCluster's workers
     stored = optuna.load_study(study_name="tune-test", storage=storage)  # a fresh connection
+    assert stored.metric_names == ["traffic", "cache_memory"]  # objectives named in Optuna
     assert [t.state.name for t in stored.trials] == ["COMPLETE"] * 6
     by_number = {o.number: o.values for o in study.added}
     assert all(t.values == by_number[t.number] for t in stored.trials)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -305,4 +306,40 @@ def test_the_experiments_page_says_where_command_line_runs_are(
     note.wait_for()
     assert str(app.log.parent / "home") in note.inner_text()
     assert "heraldbench run" in note.inner_text()
+    page.check_clean()
+
+
+def test_a_study_starts_from_the_tuning_preset(app: RunningApp, page: Watched) -> None:
+    p = page.page
+    p.goto(f"{app.url}/#/new")
+    p.get_by_test_id("preset-tune-herald").click()
+    editor = p.get_by_test_id("spec-editor")
+    assert "tuning:" in editor.input_value()
+    editor.fill(re.sub(r"trials: \d+", "trials: 2", tiny(editor.input_value())))
+    p.locator("#token-button").click()
+    p.locator("#token-input").fill(TOKEN)
+    p.locator("#token-save").click()
+    p.get_by_test_id("submit").click()
+    p.wait_for_url(re.compile(r".*#/studies/\d+$"))
+    study_id = int(p.url.rsplit("/", 1)[1])
+    p.get_by_test_id("study-page").wait_for()
+    deadline = time.monotonic() + RUN_TIMEOUT_MS / 1000
+    while _api(app, "GET", f"/api/studies/{study_id}")["status"] not in ("succeeded", "failed"):
+        assert time.monotonic() < deadline, app.log_tail()
+        time.sleep(0.5)
+    study = _api(app, "GET", f"/api/studies/{study_id}")
+    assert study["status"] == "succeeded", study["error"]
+    assert len(study["trials"]) == 2
+    p.reload()
+    table = p.get_by_test_id("trials-table")
+    table.wait_for()
+    headers = [t.lower() for t in table.locator("thead th").all_inner_texts()]  # CSS upper-cases
+    assert "traffic (minimize)" in headers and "cache_memory (minimize)" in headers, headers
+    assert "cache_memory <= 64MiB" in p.get_by_test_id("study-caps").inner_text()
+    ticks = p.get_by_test_id("study-page").locator("svg text.tick").evaluate_all(
+        "els => els.map(e => e.textContent)"
+    )
+    assert ticks and not any(t.strip().startswith(("-", "−")) for t in ticks), ticks
+    infeasible = sum(not t["feasible"] for t in study["trials"])
+    assert p.get_by_test_id("breaks-cap").count() == infeasible
     page.check_clean()

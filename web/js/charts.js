@@ -330,8 +330,10 @@ export function scatterChart(opts) {
     const yMax = ys.length ? Math.max(...ys) : 1;
     const padY = (yMax - yMin) * 0.08 || Math.abs(yMax) * 0.1 || 1;
     const padX = (xMax - xMin) * 0.04 || 1;
-    const yTicks = niceTicks(yMin - padY, yMax + padY, 5);
-    const [x0, x1] = [xMin - padX, xMax + padX];
+    // Quantities that cannot be negative (traffic, memory, trial numbers) get no axis below 0.
+    const floorAt = (min, pad) => (min >= 0 ? Math.max(0, min - pad) : min - pad);
+    const yTicks = niceTicks(floorAt(yMin, padY), yMax + padY, 5);
+    const [x0, x1] = [floorAt(xMin, padX), xMax + padX];
     const xTicks = niceTicks(xMin, xMax, Math.max(2, Math.min(8, Math.floor(iw / 90)))).filter((t) => t >= x0 && t <= x1);
     const [y0, y1] = [yTicks[0], yTicks[yTicks.length - 1]];
     const x = (v) => m.left + ((v - x0) / (x1 - x0 || 1)) * iw;

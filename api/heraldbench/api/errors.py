@@ -77,7 +77,10 @@ def status_of(exc: BaseException) -> int:
 def problems_of(exc: BaseException, document: Any = None) -> list[FieldProblem]:
     """Field/message/value problems of a 422 error."""
     if isinstance(exc, SpecFieldError):
-        return [{**p, "value": shown(p.get("value"))} for p in exc.problems]
+        return [
+            {**p, "message": _cut(p.get("message")), "value": shown(p.get("value"))}
+            for p in exc.problems
+        ]
     validation = _validation_cause(exc)
     if validation is not None:
         context = _context(str(exc))
@@ -85,8 +88,8 @@ def problems_of(exc: BaseException, document: Any = None) -> list[FieldProblem]:
     first, *rest = str(exc).splitlines() or [""]
     match = _LEADING_FIELD.match(" ".join([first, *rest]).strip())
     if match:
-        return [{"field": match["field"], "message": match["message"], "value": None}]
-    return [{"field": None, "message": str(exc), "value": None}]
+        return [{"field": match["field"], "message": _cut(match["message"]), "value": None}]
+    return [{"field": None, "message": _cut(str(exc)), "value": None}]
 
 
 def _validation_cause(exc: BaseException) -> ValidationError | None:
@@ -128,6 +131,13 @@ def shown(value: Any) -> Any:
     if len(full) <= ECHO_CHARS:
         return full
     return f"{full[:ECHO_CHARS]}… ({len(full):,} characters)"
+
+
+def _cut(message: Any, limit: int = 2 * ECHO_CHARS) -> Any:
+    """A message quoting a long value (a path) cut to ``limit`` characters."""
+    if not isinstance(message, str) or len(message) <= limit:
+        return message
+    return f"{message[:limit]}… ({len(message):,} characters)"
 
 
 def _field(loc: tuple[Any, ...], document: Any) -> str:

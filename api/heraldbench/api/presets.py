@@ -54,6 +54,27 @@ def _lookahead_cache_grid() -> dict[str, Any]:
     }
 
 
+def _tune_herald() -> dict[str, Any]:
+    """examples/tune.yaml, smaller: Herald's lookahead and cache size, traffic against memory."""
+    return {
+        "name": "tune-herald",
+        "dataset": dict(_SMALL),
+        "cluster": {"workers": 4, "batch_size": 128},
+        "cache": {"ratio": 0.1},
+        "schedulers": [{"kind": "herald"}],
+        "tuning": {
+            "space": {
+                "scheduler.lookahead": {"low": 1, "high": 16, "log": True},
+                "cache.ratio": {"low": 0.01, "high": 0.5, "log": True},
+            },
+            "objectives": ["traffic", "cache_memory"],
+            "constraints": [{"metric": "cache_memory", "max": "64MiB"}],
+            "trials": 12,
+            "sampler": {"kind": "tpe", "seed": 0},
+        },
+    }
+
+
 def presets() -> list[dict[str, Any]]:
     """The presets, each ``{"id", "title", "description", "spec"}``."""
     return [
@@ -77,5 +98,12 @@ def presets() -> list[dict[str, Any]]:
             "description": "Herald's lookahead 1, 2, 4, 8 at caches of 2%, 5% and 10% of rows: "
             "a grid of 3 points x 5 schedulers",
             "spec": _lookahead_cache_grid(),
+        },
+        {
+            "id": "tune-herald",
+            "title": "Tune Herald (a study)",
+            "description": "an Optuna study of Herald's lookahead and cache size: traffic against "
+            "cache memory, under a 64 MiB cap; submitting it starts a study",
+            "spec": _tune_herald(),
         },
     ]

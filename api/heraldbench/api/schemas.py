@@ -173,6 +173,9 @@ class Trial(BaseModel):
     state: str
     params: JSONObject
     values: list[float] | None
+    feasible: bool = Field(True, description="false: the trial breaks a constraint (a cap)")
+    metrics: dict[str, float | None] = Field(default_factory=dict)
+    error: str | None = None
 
 
 class Best(BaseModel):
@@ -187,6 +190,10 @@ class StudyOut(_Out):
     created_at: UtcDatetime
     updated_at: UtcDatetime
     directions: list[str]
+    objectives: list[str] = Field(default_factory=list, description="what each value is")
+    constraints: list[str] = Field(
+        default_factory=list, description="the caps a trial must meet, e.g. cache_memory <= 64MiB"
+    )
     trials: list[Trial]
     best: list[Best]
     plots: dict[str, str | None]

@@ -115,6 +115,9 @@ def study_out(study: Study) -> StudyOut:
         else None
         for name in ("history", "importances", "pareto")
     }
+    tuning = (study.spec or {}).get("tuning") or {}
+    objectives = [o if isinstance(o, str) else str(o.get("metric")) for o in
+                  tuning.get("objectives") or []]  # fmt: skip
     return StudyOut(
         id=study.id,
         name=study.name,
@@ -122,8 +125,20 @@ def study_out(study: Study) -> StudyOut:
         created_at=study.created_at,
         updated_at=study.updated_at,
         directions=list(study.directions),
+        objectives=objectives,
+        constraints=[_constraint(c) for c in tuning.get("constraints") or [] if isinstance(c, dict)],
         trials=study.trials or [],
         best=study.best or [],
         plots=plots,
         error=study.error,
     )
+
+
+def _constraint(constraint: dict[str, Any]) -> str:
+    """``cache_memory <= 64MiB`` (and/or ``>= min``) as the spec states it."""
+    parts = []
+    if constraint.get("min") is not None:
+        parts.append(f">= {constraint['min']}")
+    if constraint.get("max") is not None:
+        parts.append(f"<= {constraint['max']}")
+    return f"{constraint.get('metric')} {' and '.join(parts)}".strip()

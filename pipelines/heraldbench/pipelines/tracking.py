@@ -99,7 +99,7 @@ def ui_base(uri: str, run_id: str) -> str | None:
         return None
     probe = f"{base}/ajax-api/2.0/mlflow/runs/get?run_id={run_id}"
     try:
-        with urllib.request.urlopen(probe, timeout=3) as response:  # noqa: S310 - http(s) only
+        with urllib.request.urlopen(probe, timeout=10) as response:  # noqa: S310 - http(s) only
             return base if response.status == 200 else None
     except (OSError, ValueError):
         return None

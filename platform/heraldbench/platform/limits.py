@@ -128,6 +128,6 @@ def check_runnable(spec: Any, facts: TraceFacts | None = None) -> None:
     if rows < working_set:
         raise SpecError(
             f"cluster.batch_size: a cache of {rows:,} rows cannot hold one worker's ids of one "
-            f"iteration (batch_size {batch:,} × {facts.tables} fields = {working_set:,}); lower "
-            "the batch size or give a larger cache"
+            f"iteration (batch_size {batch:,} × {facts.tables} fields = {working_set:,}); give a "
+            f"cache of at least {working_set:,} rows, or lower the batch size"
         )

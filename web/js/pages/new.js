@@ -295,6 +295,7 @@ function reference(config) {
       refField("embedding_dim", "128 — bytes = rows × dim × 4"),
       refField("consistency", "strict (default) or optimistic (Herald's simulator)"),
       refField("seeds", "[0, 1, …] repeats every run per seed"),
+      refField("tuning", "makes the spec a study (Optuna): {space: {scheduler.lookahead: {low, high, log}, cache.ratio: {…}}, objectives: [traffic | time | cache_memory | auc | logloss], constraints: [{metric: cache_memory, max: 128MiB}], trials, sampler: {kind: tpe | random | nsga2, seed}}; submitting starts the study (see examples/tune.yaml)"),
     ),
     h("h3", {}, "Schedulers"),
     h(

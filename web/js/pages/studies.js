@@ -149,7 +149,7 @@ export function studyPage({ params }) {
       );
     }
     if (charts.length) parts.push(h("section", { class: "charts", "aria-label": "Plots" }, charts));
-    parts.push(trialsTable(trials, dirs, best));
+    parts.push(trialsTable(trials, dirs, best, st.objectives || [], st.constraints || []));
     replace(body, ...parts);
   };
   const poll = poller(load, { fast: 2000, slow: null }).start();
@@ -204,14 +204,14 @@ function paretoChart(trials, best, dirs) {
   });
 }
 
-function trialsTable(trials, dirs, best) {
+function trialsTable(trials, dirs, best, objectives = [], caps = []) {
   const paramNames = [...new Set(trials.flatMap((t) => Object.keys(t.params || {})))];
   const nValues = Math.max(dirs.length, ...trials.map((t) => (trialValues(t) || []).length), 1);
   const bestKeys = new Set(best.map((b) => JSON.stringify(b.params)));
   return h(
     "section",
     { class: "card section", "aria-labelledby": "trials-title" },
-    h("div", { class: "section-head" }, h("h2", { id: "trials-title" }, "Trials")),
+    h("div", { class: "section-head" }, h("h2", { id: "trials-title" }, "Trials"), caps.length ? h("p", { class: "hint", "data-testid": "study-caps" }, "Caps: ", caps.join("; "), " — a trial that breaks one is flagged and never best.") : null),
     trials.length
       ? h(
           "div",
@@ -220,7 +220,7 @@ function trialsTable(trials, dirs, best) {
             "table",
             { class: "table", "data-testid": "trials-table" },
             h("caption", { class: "visually-hidden" }, "Trials of the study"),
-            h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "num" }, "#"), h("th", { scope: "col" }, "State"), paramNames.map((p) => h("th", { scope: "col" }, p)), Array.from({ length: nValues }, (_, i) => h("th", { scope: "col", class: "num" }, nValues > 1 ? `value ${i + 1}` : "value")))),
+            h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "num" }, "#"), h("th", { scope: "col" }, "State"), paramNames.map((p) => h("th", { scope: "col" }, p)), Array.from({ length: nValues }, (_, i) => h("th", { scope: "col", class: "num" }, objectives[i] ? `${objectives[i]} (${dirs[i] || "minimize"})` : nValues > 1 ? `value ${i + 1}` : "value")))),
             h(
               "tbody",
               {},
@@ -233,7 +233,7 @@ function trialsTable(trials, dirs, best) {
                     "tr",
                     { class: isBest ? "row-best" : null },
                     h("td", { class: "num" }, String(t.number), isBest ? h("span", { class: "tag tag-best" }, "best") : null),
-                    h("td", {}, statusBadge(String(t.state).toLowerCase())),
+                    h("td", {}, statusBadge(String(t.state).toLowerCase()), t.feasible === false ? h("span", { class: "tag tag-warn", "data-testid": "breaks-cap", title: "This trial breaks a cap of the study" }, "breaks cap") : null),
                     paramNames.map((p) => h("td", { class: "mono" }, t.params && p in t.params ? fmtValue(t.params[p]) : "—")),
                     Array.from({ length: nValues }, (_, i) => h("td", { class: "num" }, isNum(vals[i]) ? fmtValue(vals[i]) : "—")),
                   );

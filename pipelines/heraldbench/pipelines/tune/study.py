@@ -16,6 +16,7 @@ import os
 import re
 import time
 import uuid
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from itertools import islice
@@ -173,6 +174,11 @@ def _open_study(storage: str, name: str, spec: Any) -> Any:
         )
     if stored is None:
         study.set_user_attr(PROBLEM_ATTR, problem)
+    names = [metric_key(o) for o in spec.tuning.objectives]
+    if study.metric_names != names:  # Optuna's plots and dashboards name the objectives
+        with warnings.catch_warnings():  # experimental since Optuna 3.2, stable in use
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(names)
     return study
 
 
