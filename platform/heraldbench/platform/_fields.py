@@ -37,13 +37,26 @@ def members(annotation: Any) -> list[Any]:
 def nested_model(annotation: Any, value: dict[str, Any]) -> type[BaseModel] | None:
     """The model a mapping under ``annotation`` is validated as."""
     models = [m for m in members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
-    if len(models) <= 1:
-        return models[0] if models else None
+    if len(models) == 1:
+        return _registered_spec(models[0], value)
+    if not models:
+        return None
     kind = value.get("kind")  # a discriminated union: the member whose kind matches
     for m in models:
         if "kind" in m.model_fields and m.model_fields["kind"].default == kind:
             return m
     return None
+
+
+def _registered_spec(model: type[BaseModel], value: dict[str, Any]) -> type[BaseModel] | None:
+    """A scheduler entry is validated as the spec of the kind it names (the registry is read at
+    validation time, so plugins count); any other model as itself."""
+    from heraldbench.platform.schedulers import SchedulerSpecBase, registered
+
+    if model is not SchedulerSpecBase:
+        return model
+    scheduler = registered().get(value.get("kind"))
+    return scheduler.spec_cls if scheduler is not None else None
 
 
 def _takes_bool(annotation: Any) -> bool:
