@@ -23,6 +23,7 @@ from pathlib import Path
 __all__ = [
     "CapacityError",
     "DataError",
+    "DistributedError",
     "HeraldbenchError",
     "InvariantViolation",
     "NotFoundError",
@@ -100,6 +101,10 @@ class CapacityError(HeraldbenchError, ValueError):
 
 class UnavailableError(HeraldbenchError, ConnectionError):
     """A service heraldbench relies on (Dask scheduler, MLflow server) cannot be reached."""
+
+
+class DistributedError(HeraldbenchError, RuntimeError):
+    """A rank of a distributed training died, hung or failed; the message names the rank."""
 
 
 class InvariantViolation(HeraldbenchError, AssertionError):

@@ -37,6 +37,7 @@ __all__ = [
     "DatasetSpec",
     "ExperimentSpec",
     "SchedulerSpec",
+    "DistributedSpec",
     "TrainSpec",
     "format_validation_error",
     "load_spec",
@@ -124,6 +125,19 @@ class CacheSpec(_Strict):
         return max(1, math.ceil(self.ratio * total_rows))  # type: ignore[operator]
 
 
+class DistributedSpec(_Strict):
+    """How a ``backend: distributed`` training spans processes (heraldbench.platform.dist)."""
+
+    ps_ranks: int = Field(
+        0, ge=0, le=64,
+        description="dedicated parameter-server ranks; 0 = the PS is sharded across the workers",
+    )  # fmt: skip
+    timeout_s: float = Field(
+        300.0, gt=0, le=86_400,
+        description="a collective or a silent rank that takes longer fails the run (seconds)",
+    )  # fmt: skip
+
+
 class TrainSpec(_Strict):
     """How ``heraldbench train`` trains the DLRM under each scheduler (heraldbench.platform.train).
 
@@ -148,6 +162,15 @@ class TrainSpec(_Strict):
         None, ge=1, description="train on at most this many global batches"
     )
     torch_seed: int = Field(0, ge=0, description="seed of the initial model and table")
+    dtype: Literal["float32", "float64"] = Field(
+        "float32", description="precision of the model and the rows; float64 to compare executors"
+    )
+    backend: Literal["emulated", "distributed"] = Field(
+        "emulated",
+        description="emulated: W workers in one process; distributed: one torch.distributed "
+        "process per worker (gloo on CPU, NCCL on CUDA), rows moved between processes",
+    )
+    distributed: DistributedSpec = DistributedSpec()
 
 
 class ExperimentSpec(_Strict):

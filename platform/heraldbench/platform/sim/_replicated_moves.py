@@ -12,7 +12,8 @@ prefetched, and which rows its run fetched on demand, admitted or staged for the
   (:attr:`Read.PREFETCH`, the "replica fill");
 * an expired row leaves every replica; when dirty it is written back once (:attr:`Send.EVICT`,
   by replica 0: the replicas are identical after the all-reduce); a row staged for the iteration
-  only is written back after the update (:attr:`Send.RELEASE`);
+  only is written back after the update (:attr:`Send.RELEASE`) by its first reader (the
+  lowest-numbered worker that pulled it: only its readers hold it);
 * ``allreduce_rows`` is the sync-now plus sync-later rows.
 """
 
@@ -94,6 +95,8 @@ class Moves:
             fill_w.append(np.full(absent.size, w, np.int8))
         every = np.arange(workers, dtype=np.int8)
         sent_ids = np.concatenate([self.written, self.staged]).astype(np.int32)
+        sent_w = np.concatenate([np.zeros(self.written.size, np.int8),
+                                 _first_reader(self.staged, read_k, read_w)])  # fmt: skip
         how = [np.full(self.written.size, Send.EVICT), np.full(self.staged.size, Send.RELEASE)]
         return IterationDecisions(
             iteration=b,
@@ -106,7 +109,7 @@ class Moves:
             evicted_ids=np.repeat(self.evicted, workers).astype(np.int32),
             evicted_w=np.tile(every, self.evicted.size),
             sent_ids=sent_ids,
-            sent_w=np.zeros(sent_ids.size, np.int8),
+            sent_w=sent_w,
             sent_how=np.concatenate(how).astype(np.int8),
             prefetch_ids=np.concatenate(
                 [np.repeat(self.prefetched, workers), *fill_k]
@@ -114,3 +117,9 @@ class Moves:
             prefetch_w=np.concatenate([np.tile(every, self.prefetched.size), *fill_w]),
             allreduce_rows=self.allreduce_rows,
         )
+
+
+def _first_reader(rows: np.ndarray, read_k: np.ndarray, read_w: np.ndarray) -> np.ndarray:
+    """The lowest worker reading each of ``rows`` (``read_k``/``read_w`` sorted by worker)."""
+    keys, first = np.unique(read_k, return_index=True)
+    return read_w[first[np.searchsorted(keys, rows)]].astype(np.int8)

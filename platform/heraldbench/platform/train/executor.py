@@ -40,7 +40,7 @@ from heraldbench.platform.train._kernels import add_at, gather_inverse
 from heraldbench.platform.train._replicated import ReplicatedTable
 from heraldbench.platform.train._rows import RowStore, index_tensor
 
-__all__ = ["TALLY", "EmulatedCluster", "Tally"]
+__all__ = ["TALLY", "EmulatedCluster", "Tally", "tally_of"]
 
 #: Per-iteration counters, in order: the simulator's SERIES plus direct transfers and stale reads.
 class Tally(enum.IntEnum):
@@ -63,6 +63,26 @@ class Tally(enum.IntEnum):
 #: Names of the per-iteration counters, in :class:`Tally` order.
 TALLY = tuple(column.name.lower() for column in Tally)
 _ONE = np.ones(1, np.int64)
+
+
+def tally_of(dec: IterationDecisions, workers: int) -> np.ndarray:
+    """One iteration's :class:`Tally` counters, read off its decisions (every executor moves
+    exactly these rows; stale reads are the executor's to count)."""
+    tally = np.zeros(len(TALLY))
+    kinds, how = dec.touched_kind, dec.sent_how
+    tally[Tally.HITS] = np.count_nonzero(kinds == Read.HIT)
+    tally[Tally.MISS_PULL] = np.count_nonzero(kinds == Read.MISS) + dec.prefetch_ids.size
+    tally[Tally.PREFETCH] = dec.prefetch_ids.size
+    tally[Tally.UPDATE_PULL] = np.count_nonzero(kinds == Read.UPDATE)
+    tally[Tally.EVICT_PUSH] = np.count_nonzero((how == Send.EVICT) | (how == Send.RELEASE))
+    tally[Tally.UPDATE_PUSH] = np.count_nonzero(how == Send.UPDATE)
+    tally[Tally.DIRECT] = np.count_nonzero(how == Send.DIRECT)
+    tally[Tally.ALLREDUCE] = dec.allreduce(workers)
+    tally[Tally.METADATA] = dec.version_checks
+    if dec.phase is not None:
+        tally[Tally.MISS_PULL] += dec.phase.pulls(workers)
+        tally[Tally.UPDATE_PUSH] += dec.phase.pushes()
+    return tally
 
 
 class EmulatedCluster:

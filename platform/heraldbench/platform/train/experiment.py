@@ -48,6 +48,7 @@ class TrainRunResult(RunResult):
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     timing: dict[str, float] = field(default_factory=dict)
     training: dict[str, Any] = field(default_factory=dict)
+    measured: dict[str, Any] = field(default_factory=dict)
     outcome: TrainOutcome | None = field(default=None, repr=False)
 
     def to_json(self, spec: ExperimentSpec) -> dict[str, Any]:
@@ -62,7 +63,7 @@ class TrainRunResult(RunResult):
             "timing": {name: round(value, 4) for name, value in self.timing.items()},
             "training": self.training,
             "loss": [round(float(x), 6) for x in self.series.get("loss", [])],
-        }
+        } | ({"measured": self.measured} if self.measured else {})
 
 
 def train_run(
@@ -79,6 +80,13 @@ def train_run(
     ``on_evaluation`` sees each ``eval_interval`` evaluation (see :func:`train_scheduler`).
     """
     settings = spec.train or TrainSpec()
+    if settings.backend == "distributed":
+        from heraldbench.platform.dist import train_distributed
+
+        index = [s for s, _ in scheduler_specs(spec)].index(sched_spec)
+        outcome = train_distributed(spec, [index], progress=progress)[0]
+        held = int(outcome.info.get("held_out_samples", 0))
+        return run_result(sched_spec, outcome, held, baseline_added)
     train_trace, held_out = split if split is not None else training_split(spec, spec.dataset.open())
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
     scheduler = from_spec(
@@ -87,8 +95,22 @@ def train_run(
     outcome = train_scheduler(
         train_trace, held_out, scheduler, cache_rows=cache_rows, embedding_dim=spec.embedding_dim,
         settings=settings, policy=spec.cache.policy, consistency=spec.consistency,
-        progress=progress, on_evaluation=on_evaluation,
+        progress=progress, on_evaluation=on_evaluation, dtype=torch_dtype(settings),
     )  # fmt: skip
+    return run_result(sched_spec, outcome, len(held_out), baseline_added)
+
+
+def torch_dtype(settings: TrainSpec):
+    """The torch dtype of ``train.dtype``."""
+    import torch
+
+    return torch.float64 if settings.dtype == "float64" else torch.float32
+
+
+def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_samples: int,
+               baseline_added: bool) -> TrainRunResult:  # fmt: skip
+    """The :class:`TrainRunResult` of one trained scheduler."""
+    info = {k: v for k, v in outcome.info.items() if k not in ("measured", "held_out_samples")}
     return TrainRunResult(
         scheduler=sched_spec.kind,
         params=sched_spec.knobs(),
@@ -106,12 +128,13 @@ def train_run(
         training={
             "device": outcome.device,
             "samples_trained": outcome.samples_trained,
-            "held_out_samples": len(held_out),
+            "held_out_samples": held_out_samples,
             "direct_transfers": outcome.direct_transfers,
             "stale_reads": outcome.stale_reads,
             "max_staleness": outcome.max_staleness,
-            **outcome.info,
+            **info,
         },
+        measured=outcome.info.get("measured", {}),
         outcome=outcome,
     )
 
@@ -145,15 +168,29 @@ def train_experiment(
     configure_threads()
     trace = trace if trace is not None else spec.dataset.open()
     split = training_split(spec, trace)
-    runs = [
-        train_run(spec, sched_spec, split=split, baseline_added=added,
-                  progress=progress(sched_spec.kind) if progress else None)  # fmt: skip
-        for sched_spec, added in scheduler_specs(spec)
-    ]
+    if (spec.train or TrainSpec()).backend == "distributed":
+        runs = _train_all_distributed(spec, progress, len(split[1]))
+    else:
+        runs = [
+            train_run(spec, sched_spec, split=split, baseline_added=added,
+                      progress=progress(sched_spec.kind) if progress else None)  # fmt: skip
+            for sched_spec, added in scheduler_specs(spec)
+        ]
     fill_relative(runs)  # type: ignore[arg-type]
     fill_metric_deltas(runs)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     return ExperimentResult(spec, split[0].describe(), cache_rows, runs)  # type: ignore[arg-type]
+
+
+def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | None,
+                           held_out: int) -> list[TrainRunResult]:  # fmt: skip
+    """Every scheduler of ``spec`` in one launch of the ranks (one process group)."""
+    from heraldbench.platform.dist import train_distributed
+
+    listed = scheduler_specs(spec)
+    report = progress("all schedulers") if progress else None
+    outcomes = train_distributed(spec, list(range(len(listed))), progress=report)
+    return [run_result(s, o, held_out, added) for (s, added), o in zip(listed, outcomes, strict=True)]
 
 
 def _fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:

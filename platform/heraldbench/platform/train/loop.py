@@ -35,7 +35,7 @@ from heraldbench.platform.train.metrics import Evaluation, score
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device
 
-__all__ = ["TrainOutcome", "evaluate", "train_scheduler"]
+__all__ = ["TrainOutcome", "evaluate", "outcome_counts", "train_scheduler"]
 
 #: Held-out samples scored per forward pass.
 EVAL_BATCH = 16_384
@@ -220,7 +220,7 @@ class _Run:
         timing = dict(self.watch.seconds)
         timing["train"] = wall - timing.get("evaluation", 0.0)
         return TrainOutcome(
-            counts=_counts(series, flushed, iterations, self.scheduler, self.trace),
+            counts=outcome_counts(series, flushed, iterations, self.scheduler, self.trace),
             series=series,
             iterations=iterations,
             samples_trained=samples,
@@ -239,8 +239,9 @@ class _Run:
         )
 
 
-def _counts(series: dict[str, np.ndarray], flushed: int, iterations: int, scheduler: Scheduler,
-            trace: TraceSource) -> Counts:  # fmt: skip
+def outcome_counts(series: dict[str, np.ndarray], flushed: int, iterations: int,
+                   scheduler: Scheduler, trace: TraceSource) -> Counts:  # fmt: skip
+    """The simulator's counters from an executor's per-iteration :data:`TALLY` series."""
     total = {name: values.sum() for name, values in series.items()}
     pulls = total["miss_pull"] + total["update_pull"] - total["prefetch"]  # asked for by lookups
     return Counts.from_series(

@@ -1,0 +1,187 @@
+"""What every rank runs: join the process group, then train each scheduler of the job in turn.
+
+Every rank opens the trace, replays each scheduler's decision stream and carries out its share
+(:mod:`._rank`); rank 0 also scores the model and assembles the outcome, with the measured time
+and bytes of every rank.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from heraldbench.platform.data import read_ahead
+from heraldbench.platform.dist._clock import PHASES
+from heraldbench.platform.dist._rank import RankRun, RankSetup
+from heraldbench.platform.train.executor import TALLY
+from heraldbench.platform.train.loop import TrainOutcome, outcome_counts
+
+__all__ = ["RankJob", "run_rank"]
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class RankJob:
+    """One distributed training, as every rank receives it (plain values: it crosses processes).
+
+    Attributes:
+        spec: the experiment spec (JSON).
+        schedulers: indices into the spec's schedulers with the naive baseline added
+            (:func:`heraldbench.platform.runner.scheduler_specs`) to train, in order.
+        world: ranks in all (W workers, then dedicated PS ranks).
+        master: ``host:port`` of rank 0's rendezvous.
+        threads: torch threads per rank (None: the cores of the host shared by its ranks).
+    """
+
+    spec: dict[str, Any]
+    schedulers: list[int]
+    world: int
+    master: str
+    threads: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def device_of(settings, rank: int) -> torch.device:
+    from heraldbench.platform.train.runtime import resolve_device
+
+    device = resolve_device(settings.device)
+    if device.type == "cuda":
+        local = int(os.environ.get("LOCAL_RANK", rank)) % torch.cuda.device_count()
+        return torch.device("cuda", local)
+    return device
+
+
+def run_rank(job: RankJob, rank: int, progress: Progress | None = None) -> list[TrainOutcome] | None:
+    """Train the job's schedulers as ``rank``; rank 0 returns their outcomes, others None."""
+    from heraldbench.platform.spec import parse_spec
+    from heraldbench.platform.train.runtime import configure_threads
+
+    spec = parse_spec(job.spec)
+    settings = spec.train
+    device = device_of(settings, rank)
+    backend = "nccl" if device.type == "cuda" else "gloo"
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    timeout = datetime.timedelta(seconds=settings.distributed.timeout_s)
+    dist.init_process_group(backend, init_method=f"tcp://{job.master}", rank=rank,
+                            world_size=job.world, timeout=timeout)  # fmt: skip
+    try:
+        configure_threads(threads=job.threads, reserve=1)
+        setup = RankSetup(rank, job.world, spec.cluster.workers, device)
+        return _train_all(spec, job, setup, progress)
+    finally:
+        dist.destroy_process_group()
+
+
+def _train_all(spec, job: RankJob, setup: RankSetup, progress: Progress | None):
+    from heraldbench.platform.runner import scheduler_specs
+    from heraldbench.platform.schedulers import from_spec
+    from heraldbench.platform.train.experiment import training_split
+
+    train_trace, held_out = training_split(spec, spec.dataset.open())
+    cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
+    listed = scheduler_specs(spec)
+    outcomes = []
+    for index in job.schedulers:
+        sched_spec, _ = listed[index]
+        scheduler = from_spec(sched_spec, workers=spec.cluster.workers,
+                              batch_size=spec.cluster.batch_size, seed=spec.seed)  # fmt: skip
+        outcomes.append(_train_one(spec, setup, train_trace, held_out, scheduler, cache_rows,
+                                   progress))  # fmt: skip
+    return outcomes if setup.rank == 0 else None
+
+
+def _train_one(spec, setup, trace, held_out, scheduler, cache_rows, progress) -> TrainOutcome | None:
+    from heraldbench.platform.sim import decisions
+
+    settings = spec.train
+    dtype = torch.float64 if settings.dtype == "float64" else torch.float32
+    plan = scheduler.plan_run(trace)
+    run = RankRun(setup, trace, held_out, scheduler, plan.oracle is not None, cache_rows,
+                  spec.embedding_dim, settings, dtype)  # fmt: skip
+    stream = read_ahead(decisions(trace, scheduler, cache_rows=cache_rows, policy=spec.cache.policy,
+                                  consistency=spec.consistency, plan=plan), 2)  # fmt: skip
+    start, evaluating, done = time.perf_counter(), 0.0, 0
+    try:
+        while True:
+            waited = time.perf_counter()
+            dec = next(stream, None)
+            if dec is None:
+                break
+            run.clock.start_iteration()
+            run.clock.current[PHASES.index("schedule")] += time.perf_counter() - waited
+            run.step(dec)
+            done += len(dec.batch)
+            iterations = len(run.tallies)
+            if settings.eval_interval and iterations % settings.eval_interval == 0:
+                began = time.perf_counter()
+                run.evaluate(pending=True)
+                evaluating += time.perf_counter() - began
+            if progress is not None and iterations % 16 == 0:
+                progress(done, trace.num_samples)
+    finally:
+        stream.close()
+    flushed = run.flush()
+    trained = time.perf_counter() - start - evaluating
+    run.evaluate(pending=False)
+    phases = run.phase_table()
+    report = _rank_report(run, setup, phases)
+    reports: list[Any] = [None] * setup.world
+    dist.gather_object(report, reports if setup.rank == 0 else None, dst=0)
+    if setup.rank != 0:
+        return None
+    return _outcome(run, scheduler, trace, flushed, done, trained, evaluating, reports)
+
+
+def _rank_report(run: RankRun, setup: RankSetup, phases: np.ndarray) -> dict[str, Any]:
+    exchange = run.exchange
+    return {
+        "rank": setup.rank,
+        "role": "worker" if setup.trains else "ps",
+        "phases": phases,
+        "sent_bytes": exchange.sent_bytes,
+        "received_bytes": exchange.received_bytes,
+        "local_rows": exchange.local_rows,
+        "host": os.uname().nodename,
+    }
+
+
+def _outcome(run, scheduler, trace, flushed, samples, trained, evaluating, reports) -> TrainOutcome:
+    from heraldbench.platform.dist.measured import measured_summary
+
+    tallies = run.tally_table()
+    iterations = len(tallies)
+    series = {name: tallies[:, i] for i, name in enumerate(TALLY)}
+    series["loss"] = np.asarray(run.losses)
+    measured = measured_summary(reports, run, trained, samples, iterations, flushed)
+    series.update(measured.pop("series"))
+    timing = {name: measured["seconds"][name] for name in PHASES}
+    timing |= {"evaluation": evaluating, "train": trained}
+    return TrainOutcome(
+        counts=outcome_counts(series, flushed, iterations, scheduler, trace),
+        series=series,
+        iterations=iterations,
+        samples_trained=samples,
+        samples_dropped=trace.num_samples - samples,
+        evaluations=run.evaluations,
+        final=run.evaluations[-1],
+        timing=timing,
+        samples_per_second=samples / trained if trained > 0 else 0.0,
+        direct_transfers=int(series["direct"].sum()),
+        stale_reads=0,
+        max_staleness=0,
+        device=str(run.device),
+        model=run.model,
+        table=run.gathered_final,
+        info={"threads": torch.get_num_threads(), "measured": measured,
+              "held_out_samples": len(run.held_out)},  # fmt: skip
+    )

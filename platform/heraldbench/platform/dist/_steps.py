@@ -1,0 +1,140 @@
+"""One rank's share of each decision of the stream, carried out as real transfers.
+
+The order of :class:`~heraldbench.platform.contract.IterationDecisions`: phase switch; evict
+pushes, then evictions; pulls (prefetches included); the update; the other sends. Every rank
+replays the whole stream, so it knows every record; it sends the records it is the source of and
+receives those it is the destination of (:class:`Exchange`). Owners of rows are PS ranks
+(:class:`PSLayout`); workers are ranks ``0 … W−1``.
+
+Who sends, by decision:
+
+* a pull of row k by worker w: owner(k) → w, the PS value; w installs ``value + delta``;
+* an evict / update push, a direct transfer (``Send.EVICT/UPDATE/DIRECT``) of k by worker v:
+  v → owner(k), v's delta, added to the PS. A direct transfer travels through the owner: the
+  stream does not name its receiver, whose next pull then reads it from there (two hops where
+  herald-plus assumes one; its counts are unchanged);
+* BagPipe's write-backs (``Send.EVICT/RELEASE``) and a replicated table's exit: the sending
+  replica → owner(k), the row's value, which replaces the PS's (replicas are identical).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read, Send
+from heraldbench.platform.dist._caches import HotReplica, RowSlots
+from heraldbench.platform.dist._exchange import Exchange
+from heraldbench.platform.dist._shard import PSShard
+
+__all__ = ["RowMover"]
+
+
+class RowMover:
+    """This rank's copies, its PS shard, and the transfers the decisions call for.
+
+    Args:
+        rank: this rank; workers: W (ranks below W train).
+        shard: the PS rows this rank owns; copies: this worker's cached copies.
+        exchange: the transport.
+        replicated_cache: BagPipe's logically replicated cache (values written back whole).
+    """
+
+    def __init__(self, rank: int, workers: int, shard: PSShard, copies: RowSlots,
+                 exchange: Exchange, replicated_cache: bool) -> None:  # fmt: skip
+        self.rank, self.workers = rank, workers
+        self.shard, self.copies, self.exchange = shard, copies, exchange
+        self.replicated_cache = replicated_cache
+        self.hot: HotReplica | None = None
+
+    # ---- before the update -------------------------------------------------------------------
+
+    def switch_phase(self, switch: PhaseSwitch) -> None:
+        """Entering: every worker pulls the replicated rows. Leaving: replica 0 writes them back."""
+        rows = np.asarray(switch.rows, np.int64)
+        if switch.enter:
+            ids = np.tile(rows, self.workers)
+            readers = np.repeat(np.arange(self.workers), rows.size)
+            got = self._pull_values(ids, readers)
+            values = torch.empty(rows.size, self.exchange.dim, dtype=self.exchange.dtype,
+                                 device=self.exchange.device)  # fmt: skip
+            if got[0].size:
+                values[torch.from_numpy(got[0] % rows.size).to(values.device)] = got[1]
+            self.hot = HotReplica(rows, values) if self.rank < self.workers else None
+            return
+        hot = self.hot
+        positions = None if hot is None else torch.from_numpy(hot.positions(rows))
+        self._push(rows, np.zeros(rows.size, np.int64), whole=True,
+                   values_of=lambda rec: hot.values[positions[rec]])  # type: ignore[index,union-attr]
+        self.hot = None
+
+    def evict(self, dec: IterationDecisions) -> None:
+        """Evict pushes, then this worker's evictions."""
+        first = dec.sent_how == Send.EVICT
+        self._push(dec.sent_ids[first], dec.sent_w[first], whole=self.replicated_cache)
+        self.copies.drop(dec.evicted_ids[dec.evicted_w == self.rank])
+
+    def pull(self, dec: IterationDecisions) -> None:
+        """Miss and update pulls, and prefetches (BagPipe's loads and replica fills)."""
+        pulled = (dec.touched_kind == Read.MISS) | (dec.touched_kind == Read.UPDATE)
+        ids = np.concatenate([dec.touched_ids[pulled], dec.prefetch_ids]).astype(np.int64)
+        readers = np.concatenate([dec.touched_w[pulled], dec.prefetch_w]).astype(np.int64)
+        records, values = self._pull_values(ids, readers)
+        if records.size:
+            self.copies.install(ids[records], values)
+
+    # ---- after the update --------------------------------------------------------------------
+
+    def send_after(self, dec: IterationDecisions) -> None:
+        """Update pushes and direct transfers, or BagPipe's releases (then every replica drops
+        the released rows)."""
+        after = dec.sent_how != Send.EVICT
+        self._push(dec.sent_ids[after], dec.sent_w[after], whole=self.replicated_cache)
+        if self.replicated_cache:
+            self.copies.drop(dec.sent_ids[dec.sent_how == Send.RELEASE])
+
+    # ---- transfers ---------------------------------------------------------------------------
+
+    def _pull_values(self, ids: np.ndarray, readers: np.ndarray) -> tuple[np.ndarray, torch.Tensor]:
+        owners = self.shard.layout.owner(ids)
+        got = self.exchange.planned(owners, readers, lambda rec: self.shard.read(ids[rec]))
+        return got.records, got.values
+
+    def _push(self, ids: np.ndarray, senders: np.ndarray, whole: bool, values_of=None) -> None:
+        ids = np.asarray(ids, np.int64)
+        if values_of is None:
+            take = self.copies.take_values if whole else self.copies.take_delta
+            values_of = lambda rec: take(ids[rec])  # noqa: E731
+        owners = self.shard.layout.owner(ids)
+        got = self.exchange.planned(np.asarray(senders, np.int64), owners, values_of)
+        (self.shard.assign if whole else self.shard.add)(ids[got.records], got.values)
+
+    # ---- the end of a run, and the table as of now -------------------------------------------
+
+    def outgoing(self) -> tuple[tuple[np.ndarray, torch.Tensor], tuple[np.ndarray, torch.Tensor]]:
+        """What a flush sends from this rank: (ids, deltas) to add and (ids, values) to assign
+        (a replica's dirty rows and a replicated table are sent by replica 0 only)."""
+        ids, slots = self.copies.pending()
+        index = torch.from_numpy(slots).to(self.copies.device)
+        empty = (np.zeros(0, np.int64), self.copies.values[:0])
+        if self.replicated_cache:
+            adds = empty
+            assigns = (ids, self.copies.values.index_select(0, index)) if self.rank == 0 else empty
+        else:
+            adds, assigns = (ids, self.copies.delta.index_select(0, index)), empty
+        if self.hot is not None and self.rank == 0:
+            assigns = (np.concatenate([assigns[0], self.hot.rows]),
+                       torch.cat([assigns[1], self.hot.values]))  # fmt: skip
+        return adds, assigns
+
+    def deliver(self, target: torch.Tensor, adds, assigns) -> None:
+        """Send a flush's rows to their owners and apply them to ``target`` (this rank's shard
+        values, or a copy of them)."""
+        layout, local = self.shard.layout, self.shard
+        for (ids, values), whole in ((adds, False), (assigns, True)):
+            got_ids, got = self.exchange.unplanned(layout.owner(ids), ids, values)
+            index = local._local(got_ids)
+            if whole:
+                target.index_copy_(0, index, got)
+            else:
+                target.index_add_(0, index, got)

@@ -1,0 +1,56 @@
+"""``python -m heraldbench.platform.dist.worker FOLDER RANK``: one rank of a local launch.
+
+Reads ``FOLDER/job.pkl``; writes a heartbeat (``beat-RANK``) as it trains, progress (rank 0),
+``result.pkl`` (rank 0) or ``error-RANK.txt`` with the traceback, and exits 1 on failure.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+import traceback
+from pathlib import Path
+
+__all__ = ["main"]
+
+#: Seconds between heartbeats; the watchdog allows the spec's timeout_s without one.
+BEAT_S = 2.0
+
+
+def _heartbeat(path: Path, stop: threading.Event) -> None:
+    """Beat while the main thread lives (a rank stuck in a collective still beats: the
+    process-group timeout catches that; a stopped or dead process does not)."""
+    while not stop.wait(BEAT_S):
+        path.touch()
+
+
+def main(folder: str, rank_text: str) -> int:
+    root, rank = Path(folder), int(rank_text)
+    from heraldbench.platform.dist._driver import RankJob, run_rank
+
+    job = RankJob(**pickle.loads((root / "job.pkl").read_bytes()))
+    (root / f"beat-{rank}").touch()
+    stop = threading.Event()
+    threading.Thread(target=_heartbeat, args=(root / f"beat-{rank}", stop), daemon=True).start()
+
+    def progress(done: int, total: int) -> None:
+        (root / "progress.tmp").write_text(f"{done} {total}")
+        os.replace(root / "progress.tmp", root / "progress")
+
+    try:
+        outcomes = run_rank(job, rank, progress if rank == 0 else None)
+    except BaseException:  # noqa: BLE001 - reported to the launcher, then exit 1
+        (root / f"error-{rank}.txt").write_text(traceback.format_exc())
+        return 1
+    finally:
+        stop.set()
+    if rank == 0:
+        (root / "result.tmp").write_bytes(pickle.dumps(outcomes))
+        os.replace(root / "result.tmp", root / "result.pkl")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:3]))
