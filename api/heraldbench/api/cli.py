@@ -43,3 +43,7 @@ def serve(
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from heraldbench.platform.exceptions import (
     CapacityError,
     DataError,
+    DistributedError,
     HeraldbenchError,
     InvariantViolation,
     NotFoundError,
@@ -53,6 +54,7 @@ _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (UnknownNameError, 422),
     (CapacityError, 422),
     (UnavailableError, 503),
+    (DistributedError, 500),
     (InvariantViolation, 500),
 )
 _LEADING_FIELD = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]-]*): (?P<message>.+)$", re.DOTALL)

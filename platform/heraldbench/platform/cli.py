@@ -17,7 +17,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperOption
 
-from heraldbench.platform.exceptions import HeraldbenchError
+from heraldbench.platform.exceptions import HeraldbenchError, SpecError
 from heraldbench.platform.comparison import comparison_table
 from heraldbench.platform.runner import simulate_experiment
 from heraldbench.platform.spec import load_spec
@@ -127,18 +127,43 @@ def simulate(
 def train(
     spec: SpecPath,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+    scheduler_address: Annotated[
+        str | None,
+        typer.Option(help="backend distributed: one rank per worker of this Dask cluster"),
+    ] = None,
 ) -> None:
-    """Train the spec's DLRM under each scheduler: traffic moved, held-out AUC, throughput."""
+    """Train the spec's DLRM under each scheduler: traffic moved, held-out AUC, throughput.
+
+    With ``train: {backend: distributed}`` the ranks are processes started here, one per worker
+    of the Dask cluster at --scheduler-address, or (under torchrun) this process's rank.
+    """
+    from heraldbench.platform.dist import torchrun_rank
     from heraldbench.platform.train import train_experiment, training_table  # imports torch
 
     with _user_errors():
         parsed = load_spec(spec)
+        distributed = parsed.train is not None and parsed.train.backend == "distributed"
+        if scheduler_address is not None and not distributed:
+            raise SpecError(f"--scheduler-address needs train.backend: distributed in {spec}")
+        ranked = torchrun_rank() if distributed else None
+        if ranked is not None and ranked[0] != 0:  # torchrun: rank 0 reports
+            _train_other_rank(parsed)
+            return
         with _progress(enabled=not as_json) as factory:
-            result = train_experiment(parsed, progress=factory)
+            result = train_experiment(parsed, progress=factory,
+                                      scheduler_address=scheduler_address)  # fmt: skip
     if as_json:
         sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
     else:
         out.print(training_table(result))
+
+
+def _train_other_rank(parsed) -> None:
+    """A torchrun rank other than 0: train its share of every scheduler, print nothing."""
+    from heraldbench.platform.dist import train_distributed
+    from heraldbench.platform.runner import scheduler_specs
+
+    train_distributed(parsed, list(range(len(scheduler_specs(parsed)))))
 
 
 @app.command()

@@ -32,6 +32,10 @@ __all__ = ["free_port", "launch_local", "run_from_environment", "torchrun_rank"]
 Progress = Callable[[int, int], None]
 #: Seconds a stopped rank is given to exit after SIGTERM before SIGKILL.
 GRACE_S = 5.0
+#: A live rank without a heartbeat for this long, when another rank fails, is named as the cause.
+STALLED_S = 6.0
+#: Seconds a rank may take to start (imports) before its first heartbeat.
+START_S = 120.0
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -73,12 +77,12 @@ def launch_local(job_spec: dict, schedulers: list[int], world: int, timeout_s: f
 
 
 def _start(root: Path, rank: int) -> subprocess.Popen:
-    log = open(root / f"rank-{rank}.log", "wb")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen(
-        [sys.executable, "-m", "heraldbench.platform.dist.worker", str(root), str(rank)],
-        stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+    with open(root / f"rank-{rank}.log", "wb") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            [sys.executable, "-m", "heraldbench.platform.dist.worker", str(root), str(rank)],
+            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child
@@ -98,14 +102,18 @@ def _watch(procs: list[subprocess.Popen], root: Path, timeout_s: float,
         codes = {rank: p.poll() for rank, p in zip(ranks, procs, strict=True)}
         failed = [r for r, code in codes.items() if code not in (None, 0)]
         if failed:
-            raise DistributedError(describe_failure(root, failed, codes))
+            quiet = [r for r in _silent_ranks(root, ranks, STALLED_S) if codes[r] is None]
+            cause = (f"rank {quiet[0]} stopped responding (no heartbeat for {STALLED_S:g} s), "
+                     "and the others failed waiting for it; ") if quiet else ""  # fmt: skip
+            raise DistributedError(cause + describe_failure(root, failed, codes))
         if all(code == 0 for code in codes.values()):
             return
         silent = _silent_ranks(root, ranks, timeout_s)
         if silent:
+            log = _tail(root / f"rank-{silent[0]}.log")
             raise DistributedError(
-                f"rank {silent[0]} made no progress for {timeout_s:g} s (hung or stopped); the "
-                f"run was stopped. Its log: {_tail(root / f'rank-{silent[0]}.log')}"
+                f"rank {silent[0]} stopped responding (no heartbeat for {timeout_s:g} s: hung or "
+                "stopped); the run was stopped" + (f". Its log: {log}" if log else "")
             )
         _report(root, progress)
         time.sleep(0.2)
@@ -121,7 +129,7 @@ def describe_failure(root: Path, failed: list[int], codes: dict[int, int | None]
     if error.exists():
         detail = error.read_text().strip().splitlines()[-1]
     else:
-        detail = _tail(root / f"rank-{first}.log")
+        detail = _tail(root / f"rank-{first}.log") or "(its log is empty)"
     return f"rank {first} {how}: {detail}"
 
 
@@ -129,7 +137,7 @@ def _tail(path: Path, lines: int = 3) -> str:
     try:
         return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
     except OSError:
-        return "(no log)"
+        return ""
 
 
 def _silent_ranks(root: Path, ranks: list[int], timeout_s: float) -> list[int]:
@@ -138,7 +146,7 @@ def _silent_ranks(root: Path, ranks: list[int], timeout_s: float) -> list[int]:
     for rank in ranks:
         beat = root / f"beat-{rank}"
         since = beat.stat().st_mtime if beat.exists() else (root / "job.pkl").stat().st_mtime
-        if now - since > timeout_s + (0 if beat.exists() else 60):
+        if now - since > timeout_s + (0 if beat.exists() else START_S):
             silent.append(rank)
     return silent
 

@@ -163,13 +163,17 @@ def train_experiment(
     *,
     trace: TraceSource | None = None,
     progress: ProgressFactory | None = None,
+    scheduler_address: str | None = None,
 ) -> ExperimentResult:
-    """Train under every scheduler of ``spec`` on one split; figures relative to naive."""
+    """Train under every scheduler of ``spec`` on one split; figures relative to naive.
+
+    ``scheduler_address``: a distributed training's ranks run one per worker of that Dask
+    cluster."""
     configure_threads()
     trace = trace if trace is not None else spec.dataset.open()
     split = training_split(spec, trace)
     if (spec.train or TrainSpec()).backend == "distributed":
-        runs = _train_all_distributed(spec, progress, len(split[1]))
+        runs = _train_all_distributed(spec, progress, len(split[1]), scheduler_address)
     else:
         runs = [
             train_run(spec, sched_spec, split=split, baseline_added=added,
@@ -183,13 +187,14 @@ def train_experiment(
 
 
 def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | None,
-                           held_out: int) -> list[TrainRunResult]:  # fmt: skip
+                           held_out: int, address: str | None) -> list[TrainRunResult]:  # fmt: skip
     """Every scheduler of ``spec`` in one launch of the ranks (one process group)."""
     from heraldbench.platform.dist import train_distributed
 
     listed = scheduler_specs(spec)
     report = progress("all schedulers") if progress else None
-    outcomes = train_distributed(spec, list(range(len(listed))), progress=report)
+    outcomes = train_distributed(spec, list(range(len(listed))), progress=report,
+                                 scheduler_address=address)  # fmt: skip
     return [run_result(s, o, held_out, added) for (s, added), o in zip(listed, outcomes, strict=True)]
 
 

@@ -1,0 +1,84 @@
+"""The distributed trainer trains the emulated trainer's model, moving the stream's rows.
+
+Real ``torch.distributed`` process groups (gloo, one process per rank) on loopback.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from heraldbench.platform.spec import parse_spec
+from heraldbench.platform.train import train_experiment
+from tests.platform.dist._specs import train_spec
+
+KINDS = ["naive", "herald", "bagpipe"]
+
+
+def _both(kinds: list[str], **train):
+    emulated = train_experiment(parse_spec(train_spec(kinds, backend="emulated", **train)))
+    distributed = train_experiment(parse_spec(train_spec(kinds, **train)))
+    return emulated.runs, distributed.runs
+
+
+def _max_difference(a, b) -> float:
+    left, right = a.outcome.model.state_dict(), b.outcome.model.state_dict()
+    dense = max(float((left[k] - right[k]).abs().max()) for k in left)
+    return max(dense, float((a.outcome.table - b.outcome.table).abs().max()))
+
+
+@pytest.fixture(scope="module")
+def float64_runs():
+    return _both(KINDS, dtype="float64", eval_interval=25)
+
+
+def test_parameters_equal_the_emulated_trainers_in_float64(float64_runs):
+    for emulated, distributed in zip(*float64_runs, strict=True):
+        assert distributed.outcome.table.dtype == torch.float64
+        assert _max_difference(emulated, distributed) < 1e-12, emulated.label
+        assert distributed.series["loss"] == pytest.approx(emulated.series["loss"], abs=1e-12)
+        assert [e["auc"] for e in distributed.evaluations] == pytest.approx(
+            [e["auc"] for e in emulated.evaluations], abs=1e-12
+        )
+
+
+def test_counts_equal_the_emulated_trainers(float64_runs):
+    for emulated, distributed in zip(*float64_runs, strict=True):
+        assert distributed.counts == emulated.counts, emulated.label
+        for name in ("miss_pull", "update_pull", "evict_push", "update_push", "hits"):
+            np.testing.assert_array_equal(distributed.series[name], emulated.series[name])
+
+
+def test_bytes_moved_are_the_streams_rows(float64_runs):
+    """Every row the stream moves crosses the network or stays on its owner; nothing else."""
+    for run in float64_runs[1]:
+        moved = run.measured["bytes"]
+        assert moved["row_bytes"] == 8 * 8  # dim 8, float64
+        assert moved["network"] > 0
+        assert moved["network"] + moved["local"] == moved["stream"], run.label
+
+
+def test_measured_time_per_phase_and_rank(float64_runs):
+    for run in float64_runs[1]:
+        measured = run.measured
+        assert measured["ranks"] == 2 and [r["rank"] for r in measured["per_rank"]] == [0, 1]
+        assert measured["seconds"]["compute"] > 0 and measured["seconds"]["pull"] > 0
+        assert measured["samples_per_second"] > 0
+        per_iteration = run.series["measured_compute_s"]
+        assert len(per_iteration) == run.iterations and (per_iteration > 0).all()
+        assert sum(measured["seconds"].values()) <= run.timing["train"] * 1.05
+
+
+@pytest.mark.slow
+def test_every_scheduler_on_three_workers_and_a_dedicated_ps_rank():
+    kinds = ["naive", "herald", "herald-plus", "het", "fae", "bagpipe"]
+    spec = train_spec(kinds, workers=3, dtype="float64", distributed={"ps_ranks": 1})
+    emulated = train_experiment(parse_spec({**spec, "train": {**spec["train"],
+                                                              "backend": "emulated"}}))
+    distributed = train_experiment(parse_spec(spec))
+    for a, b in zip(emulated.runs, distributed.runs, strict=True):
+        assert b.counts == a.counts, a.label
+        assert _max_difference(a, b) < 1e-12, a.label
+        assert b.measured["ranks"] == 4
+        assert [r["role"] for r in b.measured["per_rank"]] == ["worker"] * 3 + ["ps"]
