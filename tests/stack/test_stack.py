@@ -201,3 +201,18 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_run(stack: Stack) -> No
         f"seed {_tags(victim)['heraldbench.seed']}; attempts per run "
         f"{[r['attempts'] for r in runs]}; finished in {time.monotonic() - started:.1f} s"
     )
+
+
+def test_a_distributed_training_spans_the_two_dask_workers(stack: Stack) -> None:
+    """mode: train with backend distributed: one rank per `dask worker` process of the stack."""
+    spec = tiny_spec(name=f"stack-dist-{uuid.uuid4().hex[:8]}", mode="train",
+                     schedulers=[{"kind": "naive"}],
+                     cluster={"workers": 2, "batch_size": 32},
+                     train={"model": "small", "backend": "distributed", "device": "cpu"})  # fmt: skip
+    experiment_id = _submit(stack, spec)
+    assert _wait(stack, experiment_id, timeout=300)["status"] == "succeeded", stack.logs()
+    _, runs = _app_rows(stack, experiment_id)
+    trained = [r["result"] for r in runs if r["result"] and r["result"].get("measured")]
+    assert trained, runs
+    measured = trained[0]["measured"]
+    assert measured["ranks"] == 2 and measured["bytes"]["network"] > 0

@@ -51,19 +51,24 @@ def launch_on_dask(client, job_spec: dict, schedulers: list[int], world: int, ti
         for rank, address in enumerate(workers)
     ]  # fmt: skip
     try:
-        wait(futures, return_when="FIRST_EXCEPTION", timeout=None)
-        failed = [(r, f) for r, f in enumerate(futures) if f.status == "error"]
-        if failed:
-            rank, future = failed[0]
-            raise DistributedError(f"on {workers[rank]}: {future.exception()}")
-        wait(futures)
-        failed = [(r, f) for r, f in enumerate(futures) if f.status == "error"]
-        if failed:
-            rank, future = failed[0]
-            raise DistributedError(f"on {workers[rank]}: {future.exception()}")
-        return futures[0].result()
+        return _first_failure_or_result(futures, workers)
     finally:
         client.cancel(futures)
+
+
+def _first_failure_or_result(futures: list, workers: list[str]):
+    """Rank 0's result once every rank is done; the first rank to fail raises at once."""
+    from distributed import wait
+
+    pending = list(futures)
+    while pending:
+        done = wait(pending, return_when="FIRST_COMPLETED").done
+        for future in done:
+            if future.status == "error":
+                rank = futures.index(future)
+                raise DistributedError(f"on {workers[rank]}: {future.exception()}")
+        pending = [f for f in pending if f not in done]
+    return futures[0].result()
 
 
 def _dask_rank(job: dict, rank: int, timeout_s: float) -> list | None:

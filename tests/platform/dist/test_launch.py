@@ -1,0 +1,55 @@
+"""Where the ranks run: one per Dask worker (a real LocalCluster), or as torchrun starts them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+from distributed import LocalCluster
+
+from heraldbench.platform.dist.launch import free_port
+from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.spec import parse_spec
+from heraldbench.platform.train import train_experiment
+from tests.platform.dist._specs import train_spec
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as local:  # fmt: skip
+        yield local
+
+
+def test_one_rank_per_dask_worker(cluster):
+    spec = parse_spec(train_spec(["naive", "herald"], samples=2000))
+    result = train_experiment(spec, scheduler_address=cluster.scheduler_address)
+    for run in result.runs:
+        assert run.measured["ranks"] == 2 and run.measured["workers"] == 2
+        assert run.measured["bytes"]["network"] > 0
+    assert result.runs[1].relative["overall"] < 1.0  # herald saves against naive
+
+
+def test_more_ranks_than_dask_workers_is_refused_before_any_work(cluster):
+    spec = parse_spec(train_spec(["naive"], workers=3))
+    with pytest.raises(SpecError, match="needs 3 ranks .* has 2 worker"):
+        train_experiment(spec, scheduler_address=cluster.scheduler_address)
+
+
+def test_torchrun_starts_the_ranks_and_rank_0_reports(tmp_path):
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(train_spec(["naive"], samples=2000)))
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+               "--master-port", str(free_port()), "-m", "heraldbench.api.cli", "train",
+               str(path), "--json"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    document = json.loads(done.stdout)
+    (run,) = document["runs"]
+    assert run["measured"]["ranks"] == 2
+    assert run["samples_per_second"] > 0
