@@ -233,3 +233,23 @@ def test_report_command_reads_a_grid_submissions_results(tmp_path: Path) -> None
     folders = sorted({p.parent.name for p in written})
     assert folders == ["point-0-seed-0", "point-1-seed-0"]
     assert "herald" in (tmp_path / "out" / "point-1-seed-0" / "table1.md").read_text()
+
+
+def _measured_run(label: str, iterations: int, compute: float) -> dict:
+    seconds = {"compute": compute, "pull": 0.2, "push": 0.1, "allreduce": 0.05, "wait": 0.01,
+               "schedule": 0.0}  # fmt: skip
+    return {"scheduler": label, "label": label, "iterations": iterations, "measured": {
+        "ranks": 2, "iteration_s": 0.02, "samples_per_second": 1234.0, "seconds": seconds,
+        "bytes": {"network": 3_000_000, "stream": 5_000_000}}}  # fmt: skip
+
+
+def test_a_distributed_trainings_measured_time_is_reported(tmp_path):
+    from heraldbench.platform.report_measured import write_measured
+
+    result = {"runs": [_measured_run("naive", 10, 0.5), {"scheduler": "simulated only"}]}
+    written = write_measured(result, tmp_path)
+    assert [p.name for p in written] == ["measured.md", "measured.png"]
+    text = (tmp_path / "measured.md").read_text()
+    assert "| naive | 2 | 20.00 | 1,234 | 0.500 | 0.200 | 0.100 | 0.050 | 0.010 | 0.000 | 3.00 | 5.00 |" in text
+    assert "simulated only" not in text
+    assert write_measured({"runs": [{"scheduler": "naive"}]}, tmp_path / "none") == []

@@ -212,7 +212,12 @@ def test_a_distributed_training_spans_the_two_dask_workers(stack: Stack) -> None
     experiment_id = _submit(stack, spec)
     assert _wait(stack, experiment_id, timeout=300)["status"] == "succeeded", stack.logs()
     _, runs = _app_rows(stack, experiment_id)
-    trained = [r["result"] for r in runs if r["result"] and r["result"].get("measured")]
+    trained = [r for r in runs if r["result"] and r["result"].get("measured")]
     assert trained, runs
-    measured = trained[0]["measured"]
+    measured = trained[0]["result"]["measured"]
     assert measured["ranks"] == 2 and measured["bytes"]["network"] > 0
+    children = _assert_one_finished_mlflow_run_per_app_run(stack, experiment_id)
+    (child,) = [c for c in children if c["info"]["run_id"] == trained[0]["mlflow_run_id"]]
+    metrics = _metrics(child)
+    assert metrics["measured/samples_per_second"] == measured["samples_per_second"]
+    assert "iteration/measured_compute_s" in metrics  # stepped: one value per iteration

@@ -276,6 +276,10 @@ class _Tracker:
         }
         for profile, estimate in (result.get("time") or {}).items():
             metrics.update(scalar_metrics(estimate, f"time/{profile}"))
+        measured = result.get("measured") or {}  # a distributed training's measured figures
+        metrics.update(scalar_metrics(measured, "measured"))
+        metrics.update(scalar_metrics(measured.get("seconds", {}), "measured/seconds"))
+        metrics.update(scalar_metrics(measured.get("bytes", {}), "measured/bytes"))
         stepped, stride = series_metrics(self.record.series, self.task.series_cap)
         log_metrics(self.client, run_id, metrics)
         log_metrics(self.client, run_id, stepped)

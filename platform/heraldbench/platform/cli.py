@@ -131,6 +131,9 @@ def train(
         str | None,
         typer.Option(help="backend distributed: one rank per worker of this Dask cluster"),
     ] = None,
+    report_dir: Annotated[
+        Path | None, typer.Option("--report", help="also write the report to this folder")
+    ] = None,
 ) -> None:
     """Train the spec's DLRM under each scheduler: traffic moved, held-out AUC, throughput.
 
@@ -152,10 +155,16 @@ def train(
         with _progress(enabled=not as_json) as factory:
             result = train_experiment(parsed, progress=factory,
                                       scheduler_address=scheduler_address)  # fmt: skip
+    document = result.to_json()
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json(), indent=2) + "\n")
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         out.print(training_table(result))
+    if report_dir is not None:
+        from heraldbench.platform.report import write_report
+
+        written = write_report(document, report_dir)
+        (err if as_json else out).print(f"report: {', '.join(str(p) for p in written)}")
 
 
 def _train_other_rank(parsed) -> None:

@@ -28,6 +28,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from heraldbench.platform.exceptions import DataError
+from heraldbench.platform.report_measured import write_measured
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, get_profile
 from heraldbench.platform.units import format_bytes
 
@@ -362,7 +363,8 @@ def write_report(
         profile: the hardware profile whose modelled time is shown.
 
     Returns:
-        The files written: table1.md, comparison.md, comparison.csv, table1.png, comparison.png.
+        The files written: table1.md, comparison.md, comparison.csv, table1.png, comparison.png,
+        and measured.md, measured.png for a distributed training.
 
     Raises:
         UnknownNameError: unknown profile.
@@ -385,4 +387,4 @@ def write_report(
     written.append(out_dir / "comparison.csv")
     written.append(_table1_png(rows, caption, out_dir / "table1.png"))
     written.append(_comparison_png(rows, caption, out_dir / "comparison.png"))
-    return written
+    return written + write_measured(result, out_dir)
