@@ -245,6 +245,12 @@ class TimeEstimate:
     def mean_iteration_s(self) -> float:
         return self.total_s / self.iterations if self.iterations else 0.0
 
+    @property
+    def steady_iteration_s(self) -> float:
+        """Mean over the iterations after the first (the first: a cold cache's pulls)."""
+        rest = self.iteration_s[1:] if self.iterations > 1 else self.iteration_s
+        return float(rest.mean()) if rest.size else 0.0
+
     def to_json(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
@@ -356,16 +362,15 @@ def model_times(
     ``time`` field.
     """
     chosen = profiles if profiles is not None else tuple(PROFILES)
-    return {
-        get_profile(p).name: model_time(
-            series,
-            workers=workers,
-            batch_size=batch_size,
-            embedding_dim=embedding_dim,
-            profile=p,
-        ).to_json()
-        for p in (*chosen, *extra)
-    }
+    out = {}
+    for p in (*chosen, *extra):
+        hw = get_profile(p)
+        est = model_time(series, workers=workers, batch_size=batch_size,
+                         embedding_dim=embedding_dim, profile=hw)  # fmt: skip
+        out[hw.name] = est.to_json()
+        if hw.collectives is not None:  # measured: compared with the trainer's steady iterations
+            out[hw.name]["steady_iteration_s"] = est.steady_iteration_s
+    return out
 
 
 def speedups(times: Mapping[str, TimeEstimate], baseline_label: str) -> dict[str, float | None]:

@@ -37,6 +37,7 @@ __all__ = [
     "fit_link",
     "load_time_profile",
     "save_time_profile",
+    "spec_profiles",
     "to_hardware_profile",
 ]
 
@@ -178,3 +179,9 @@ def to_hardware_profile(doc: _Document, source: str) -> HardwareProfile:
         latency_us=doc.all_to_all.latency_us, overlap=doc.overlap, compute=compute,
         source=f"measured by heraldbench profile-cluster ({source})", collectives=collectives,
     )  # fmt: skip
+
+
+def spec_profiles(spec: Any) -> tuple[HardwareProfile, ...]:
+    """The spec's measured ``time_profile``, if it names one (modelled next to the named)."""
+    path = getattr(spec, "time_profile", None)
+    return () if path is None else (load_time_profile(path),)

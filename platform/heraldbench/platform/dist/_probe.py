@@ -1,7 +1,7 @@
 """What each rank of ``heraldbench profile-cluster`` measures, inside a real process group.
 
 Every measurement is timed on every rank and reduced to the mean over ranks; each point is the
-median of ``repeats`` back-to-back calls after two warm-up calls and a barrier. Sizes are
+mean of ``repeats`` back-to-back calls after two warm-up calls and a barrier. Sizes are
 bytes of float32 payload. The sweeps use the collectives the trainer uses
 (:mod:`heraldbench.platform.dist._exchange`, :mod:`heraldbench.platform.dist._rank`):
 
@@ -30,17 +30,15 @@ SIZES = tuple(256 * 4**k for k in range(8))
 
 
 def _timed(op, repeats: int) -> float:
-    """Median seconds of one ``op()`` on this rank, over ``repeats`` calls after 2 warm-ups (the
-    median: a shared host's scheduler stalls single calls by milliseconds)."""
+    """Mean seconds of one ``op()`` on this rank, over ``repeats`` calls after 2 warm-ups: the
+    mean, not the median, as a training iteration pays every stall of a shared host."""
     for _ in range(2):
         op()
     dist.barrier()
-    times = []
+    start = time.perf_counter()
     for _ in range(repeats):
-        start = time.perf_counter()
         op()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return (time.perf_counter() - start) / repeats
 
 
 def _mean_over_ranks(value: float) -> float:
