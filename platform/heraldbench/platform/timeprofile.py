@@ -7,6 +7,7 @@ The file (``format: heraldbench-time-profile``, ``version: 1``)::
     provenance: {host, ranks, backend, torch, date, threads_per_rank, ...}
     point_to_point: {latency_us, bandwidth_gbit_s}   # send/recv, rank 0 <-> rank 1
     all_to_all: {latency_us, bandwidth_gbit_s}       # all_to_all_single, vs bytes a rank sends
+    exchange: {latency_us, bandwidth_gbit_s}         # the trainer's pull round, same x
     all_reduce: {latency_us, bandwidth_gbit_s}       # all_reduce, vs payload bytes
     compute: {us_per_sample, embedding_dim, batch_size, model, dim_exponent}
     trainer: {dense_allreduce_bytes, bytes_per_value, ps_colocated}
@@ -79,6 +80,9 @@ class _Document(_Strict):
     point_to_point: LinkFit
     all_to_all: LinkFit
     all_reduce: LinkFit
+    #: The trainer's row exchange (plan, shard reads, all_to_all_single, install); the model's
+    #: rounds use it when present, else the bare all_to_all.
+    exchange: LinkFit | None = None
     compute: _Compute
     trainer: _Trainer
     overlap: bool = False
@@ -165,9 +169,10 @@ def to_hardware_profile(doc: _Document, source: str) -> HardwareProfile:
         dim_exponent=c.dim_exponent,
         source=f"measured: {c.model} DLRM, dim {c.embedding_dim}, batch {c.batch_size}",
     )  # fmt: skip
+    rounds = doc.exchange or doc.all_to_all
     collectives = Collectives(
-        all_to_all_latency_us=doc.all_to_all.latency_us,
-        all_to_all_gbit_s=doc.all_to_all.bandwidth_gbit_s,
+        all_to_all_latency_us=rounds.latency_us,
+        all_to_all_gbit_s=rounds.bandwidth_gbit_s,
         allreduce_latency_us=doc.all_reduce.latency_us,
         allreduce_gbit_s=doc.all_reduce.bandwidth_gbit_s,
         dense_allreduce_bytes=doc.trainer.dense_allreduce_bytes,

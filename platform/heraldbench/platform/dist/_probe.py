@@ -9,6 +9,8 @@ bytes of float32 payload. The sweeps use the collectives the trainer uses
 * ``all_to_all``: ``all_to_all_single`` with ``size`` bytes to every other rank; a point's size
   is the bytes one rank sends to the others, (W−1)·size, the size the time model charges;
 * ``all_reduce``: ``all_reduce`` of ``size`` bytes (sum);
+* ``exchange``: a pull round on the trainer's own path (:func:`_exchange`), by rows per worker;
+  a point's size is the bytes one rank sends to the others;
 * ``compute``: the trainer's compute of one iteration (:func:`_train_step`) on ``batch_size``
   samples, all ranks at once (as in training, they share the host's cores).
 """
@@ -27,6 +29,8 @@ __all__ = ["SIZES", "probe"]
 
 #: Bytes per message: 256 B .. 4 MiB (the trainer's rounds move KB to MB per rank).
 SIZES = tuple(256 * 4**k for k in range(8))
+#: Rows per worker of the exchange sweep.
+ROWS = (16, 64, 256, 1024, 4096, 16384)
 
 
 def _timed(op, repeats: int) -> float:
@@ -77,6 +81,33 @@ def _all_to_all(size: int) -> float:
 def _all_reduce(size: int) -> float:
     buf = torch.zeros(size // 4)
     return _mean_over_ranks(_timed(lambda: dist.all_reduce(buf), _repeats(size)))
+
+
+def _exchange(rows_per_worker: int, options: dict[str, Any]) -> tuple[float, float]:
+    """(bytes one rank sends to others, seconds) of one pull round on the trainer's own path
+    (``RowMover.pull``): the plan, the owners' shard reads, the all_to_all_single, the install
+    into the workers' copies. A bare collective misses that per-round and per-row handling."""
+    from heraldbench.platform.dist._caches import RowSlots
+    from heraldbench.platform.dist._exchange import Exchange
+    from heraldbench.platform.dist._shard import PSLayout, PSShard
+
+    rank, world, dim = dist.get_rank(), dist.get_world_size(), options["embedding_dim"]
+    dtype, total = _dtype(options), world * max(4 * rows_per_worker, 1024)
+    layout = PSLayout(total, list(range(world)))
+    shard = PSShard(layout, rank, torch.zeros(total, dim, dtype=dtype), torch.device("cpu"))
+    copies = RowSlots(total, rows_per_worker, dim, dtype, torch.device("cpu"))
+    exchange = Exchange(rank, world, dim, dtype, torch.device("cpu"))
+    rng = np.random.default_rng(7)  # the same records on every rank (the plan is shared)
+    ids = np.concatenate([rng.choice(total, rows_per_worker, replace=False) for _ in range(world)])
+    readers = np.repeat(np.arange(world), rows_per_worker)
+    owners = layout.owner(ids)
+
+    def pull() -> None:
+        got = exchange.planned(owners, readers, lambda rec: shard.read(ids[rec]))
+        copies.install(ids[got.records], got.values)
+
+    seconds = _mean_over_ranks(_timed(pull, _repeats(rows_per_worker * dim * 4)))
+    return float(np.count_nonzero(owners != readers)) / world * exchange.row_bytes, seconds
 
 
 def _model(options: dict[str, Any]):
@@ -136,6 +167,7 @@ def probe(options: dict[str, Any]) -> dict[str, Any]:
         sweep["send_recv"].append([size, _send_recv(size)])
         sweep["all_to_all"].append([size * peers, _all_to_all(size)])
         sweep["all_reduce"].append([size, _all_reduce(size)])
+    sweep["exchange"] = [list(_exchange(n, options)) for n in options.get("rows", ROWS)]
     per_sample, dense_bytes = _compute(options, options.get("compute_repeats", 10))
     sweep["compute"] = [[options["batch_size"], per_sample * options["batch_size"]]]
     return {"sweep": sweep, "us_per_sample": per_sample * 1e6, "dense_allreduce_bytes": dense_bytes}

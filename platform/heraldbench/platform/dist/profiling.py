@@ -138,7 +138,7 @@ def profile_document(result: dict[str, Any], options: dict[str, Any], ranks: int
     sweep = result["sweep"]
     fits = {name: fit_link(*zip(*sweep[key], strict=True)).model_dump()
             for name, key in (("point_to_point", "send_recv"), ("all_to_all", "all_to_all"),
-                              ("all_reduce", "all_reduce"))}  # fmt: skip
+                              ("all_reduce", "all_reduce"), ("exchange", "exchange"))}  # fmt: skip
     hosts = sorted(set(result["hosts"]))
     return {
         "format": FORMAT,
