@@ -59,23 +59,9 @@ def check(ranks: int, samples: int, out: Path) -> dict:
 
 
 def table(ranks: int, tc: dict) -> str:
-    lines = [f"### {ranks} ranks (profile {tc['profile']})", "",
-             "| scheduler | modelled ms | measured ms | ratio | speedup modelled | "
-             "speedup measured | schedule ms | iteration_s ms |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for r in tc["rows"]:
-        lines.append(
-            f"| {r['label']} | {r['modelled_s'] * 1e3:.2f} | {r['measured_s'] * 1e3:.2f} | "
-            f"{r['ratio']:.2f}{'' if r['within_target'] else ' ✗'} | {r['speedup_modelled']:.2f} | "
-            f"{r['speedup_measured']:.2f} | {r['schedule_s'] * 1e3:.2f} | "
-            f"{r['iteration_s'] * 1e3:.2f} |"
-        )  # fmt: skip
-    lines += ["", f"order modelled: {' < '.join(tc['order_modelled'])}",
-              f"order measured: {' < '.join(tc['order_measured'])}",
-              f"order agrees (ties within {tc['tie']:.0%}): {tc['order_agrees']}"
-              + (f"; discordant: {tc['discordant_pairs']}" if tc["discordant_pairs"] else ""),
-              f"all within ±{tc['target']:.0%}: {tc['all_within_target']}", ""]  # fmt: skip
-    return "\n".join(lines)
+    from heraldbench.platform.timecheck import time_check_md
+
+    return time_check_md(tc, title=f"{ranks} ranks")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-__all__ = ["TARGET", "TIE", "check_profile", "time_check"]
+__all__ = ["TARGET", "TIE", "check_profile", "time_check", "time_check_md"]
 
 #: Target agreement per scheduler: |modelled / measured − 1| ≤ 25% (issue 17).
 TARGET = 0.25
@@ -112,3 +112,29 @@ def time_check(runs: Sequence[Mapping[str, Any]], profile: str | None = None) ->
         "order_modelled": [r["label"] for r in sorted(rows, key=lambda r: r["modelled_s"])],
         "order_measured": [r["label"] for r in sorted(rows, key=lambda r: r["measured_s"])],
     }
+
+
+def time_check_md(check: Mapping[str, Any], title: str = "Modelled vs measured") -> str:
+    """The check as a markdown section: one row per scheduler, then the order verdict."""
+    lines = [f"## {title} (profile {check['profile']})", "",
+             "Iteration time after the first iteration; measured = pull + push + compute + "
+             "all-reduce + waiting (the schedule replay is shown apart, not modelled).", "",
+             "| scheduler | modelled ms | measured ms | ratio | speedup modelled | "
+             "speedup measured | schedule ms | iteration_s ms |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in check["rows"]:
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        lines.append(
+            f"| {r['label']} | {r['modelled_s'] * 1e3:.2f} | {r['measured_s'] * 1e3:.2f} | "
+            f"{ratio}{'' if r['within_target'] else ' ✗'} | {r['speedup_modelled']:.2f} | "
+            f"{r['speedup_measured']:.2f} | {r['schedule_s'] * 1e3:.2f} | "
+            f"{r['iteration_s'] * 1e3:.2f} |"
+        )  # fmt: skip
+    discordant = "; discordant: " + ", ".join(" vs ".join(p) for p in check["discordant_pairs"])
+    lines += ["", f"Order modelled: {' < '.join(check['order_modelled'])}  ",
+              f"Order measured: {' < '.join(check['order_measured'])}  ",
+              f"Order agrees (ties within {check['tie']:.0%}): "
+              f"{'yes' if check['order_agrees'] else 'no' + discordant}  ",
+              f"All within ±{check['target']:.0%}: {'yes' if check['all_within_target'] else 'no'}",
+              ""]  # fmt: skip
+    return "\n".join(lines)
