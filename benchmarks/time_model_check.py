@@ -23,15 +23,15 @@ import yaml
 SCHEDULERS = ["naive", "herald", "het", "fae", "bagpipe"]
 
 
-def spec_for(ranks: int, samples: int, profile: Path | None) -> dict:
-    """The training checked: small DLRM, dim 16, 256 samples per worker, cache 20% of rows."""
+def spec_for(ranks: int, samples: int, profile: Path | None, dim: int = 16) -> dict:
+    """The training checked: small DLRM, 256 samples per worker, cache 20% of rows."""
     spec = {
         "name": f"time-model-check-{ranks}r",
         "mode": "train",
         "dataset": {"kind": "synthetic-criteo", "samples": samples, "seed": 1, "scale": 0.001},
         "cluster": {"workers": ranks, "batch_size": 256},
         "cache": {"ratio": 0.2},
-        "embedding_dim": 16,
+        "embedding_dim": dim,
         "schedulers": [{"kind": k} for k in SCHEDULERS],
         "train": {"model": "small", "backend": "distributed"},
     }
@@ -40,18 +40,18 @@ def spec_for(ranks: int, samples: int, profile: Path | None) -> dict:
     return spec
 
 
-def check(ranks: int, samples: int, out: Path) -> dict:
+def check(ranks: int, samples: int, out: Path, dim: int = 16) -> dict:
     from heraldbench.platform.dist.profiling import options_for, profile_cluster
     from heraldbench.platform.spec import parse_spec
     from heraldbench.platform.timeprofile import save_time_profile
     from heraldbench.platform.train import train_experiment
 
-    bare = parse_spec(spec_for(ranks, samples, None))
+    bare = parse_spec(spec_for(ranks, samples, None, dim))
     began = time.perf_counter()
     profile = save_time_profile(out / f"profile-{ranks}r.yaml",
                                 profile_cluster(options_for(bare), ranks))  # fmt: skip
     profiled = time.perf_counter() - began
-    document = spec_for(ranks, samples, profile)
+    document = spec_for(ranks, samples, profile, dim)
     (out / f"spec-{ranks}r.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
     result = train_experiment(parse_spec(document)).to_json()
     (out / f"train-{ranks}r.json").write_text(json.dumps(result, indent=1, default=float))
@@ -67,13 +67,14 @@ def table(ranks: int, tc: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, action="append", help="rank counts (default 2, 4)")
-    parser.add_argument("--samples", type=int, default=32768, help="synthetic samples")
+    parser.add_argument("--samples", type=int, default=16384, help="synthetic samples")
+    parser.add_argument("--dim", type=int, default=16, help="embedding dim")
     parser.add_argument("--out", type=Path, default=Path("time-model-check"))
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     checks = {}
     for ranks in args.ranks or [2, 4]:
-        checks[ranks] = check(ranks, args.samples, args.out)
+        checks[ranks] = check(ranks, args.samples, args.out, args.dim)
         print(table(ranks, checks[ranks]), flush=True)
     (args.out / "time_check.json").write_text(json.dumps(checks, indent=1))
     return 0
