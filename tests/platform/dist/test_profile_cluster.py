@@ -8,8 +8,8 @@ from heraldbench.platform.timemodel import model_time
 
 
 def test_two_rank_profile_is_usable_by_the_time_model(tmp_path) -> None:
-    options = DEFAULTS | {"model": "small", "batch_size": 32, "sizes": [1024, 16384, 262144],
-                          "rows": [64, 1024], "compute_repeats": 3}  # fmt: skip
+    options = DEFAULTS | {"model": "small", "batch_size": 32, "sizes": [4096, 1 << 20, 4 << 20],
+                          "rows": [64, 16384], "compute_repeats": 3}  # fmt: skip
     document = profile_cluster(options, 2, timeout_s=120)
     assert document["provenance"]["ranks"] == 2 and len(document["sweep"]["all_to_all"]) == 3
     assert document["trainer"]["dense_allreduce_bytes"] > 0

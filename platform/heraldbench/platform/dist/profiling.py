@@ -85,14 +85,17 @@ def _local(options: dict[str, Any], world: int, timeout_s: float) -> dict[str, A
     with tempfile.TemporaryDirectory(prefix="heraldbench-profile-") as folder:
         root = Path(folder)
         (root / "job.json").write_text(json.dumps(job))
+        logs = [open(root / f"rank-{rank}.log", "wb") for rank in range(world)]  # noqa: SIM115
         procs = [subprocess.Popen(
             [sys.executable, "-m", "heraldbench.platform.dist.profiling", folder, str(rank)],
-            stdout=open(root / f"rank-{rank}.log", "wb"), stderr=subprocess.STDOUT,  # noqa: SIM115
-            preexec_fn=_die_with_parent) for rank in range(world)]  # fmt: skip
+            stdout=logs[rank], stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
+            for rank in range(world)]  # fmt: skip
         try:
             _wait(procs, root, timeout_s)
         finally:
             stop(procs)
+            for log in logs:
+                log.close()
         return json.loads((root / "result.json").read_text())
 
 
