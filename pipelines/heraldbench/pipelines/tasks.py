@@ -177,12 +177,14 @@ def _plain(document: dict[str, Any]) -> dict[str, Any]:
 def _modelled_time(series: dict[str, np.ndarray], spec: Any) -> dict[str, Any] | None:
     """Modelled time under every hardware profile (the report reads it)."""
     from heraldbench.platform.timemodel import model_times
+    from heraldbench.platform.timeprofile import spec_profiles
 
     return model_times(
         series,
         workers=spec.cluster.workers,
         batch_size=spec.cluster.batch_size,
         embedding_dim=spec.embedding_dim,
+        extra=spec_profiles(spec),
     )
 
 

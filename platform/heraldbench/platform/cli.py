@@ -254,3 +254,4 @@ def main() -> None:
 
 
 from heraldbench.platform import calibrate_cli  # noqa: E402,F401  (registers `calibrate`)
+from heraldbench.platform import profile_cli  # noqa: E402,F401  (registers `profile-cluster`)

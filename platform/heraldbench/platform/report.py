@@ -6,6 +6,8 @@ Optional per-run fields are used when present:
 * ``time``: modelled time, ``{profile name: TimeEstimate.to_json()}`` as
   :func:`heraldbench.platform.timemodel.model_times` builds it (a single ``to_json()`` dict with
   its ``profile`` key is accepted too). Without it the report says "not modelled".
+* ``measured``: a distributed training's measured time; the comparison then ends with a
+  "Modelled vs measured" table (:mod:`heraldbench.platform.timecheck`).
 * ``bound``: the lower bound of the run's partition, ``{"pulls": .., "pushes": .., ...}`` as in
   :class:`heraldbench.platform.bounds.LowerBound` (a ready ``gap`` dict is used as is).
 
@@ -349,6 +351,16 @@ def plot_series(
     return _finish(fig, f"Per-iteration traffic per scheduler, {smoothing}", out)
 
 
+def _time_check_md(result: Mapping[str, Any], profile: str) -> str:
+    """The "Modelled vs measured" section when runs carry ``measured`` (a distributed training):
+    on the measured profile the run was modelled on, else on the report's profile."""
+    from heraldbench.platform.timecheck import time_check, time_check_md
+
+    check = result.get("time_check") or time_check(result["runs"], None) or time_check(
+        result["runs"], profile)  # fmt: skip
+    return "" if check is None else "\n" + time_check_md(check)
+
+
 # ---- entry points ---- #
 
 
@@ -377,7 +389,7 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     texts = {
         "table1.md": _table1_md(rows, caption),
-        "comparison.md": _comparison_md(rows, caption, profile),
+        "comparison.md": _comparison_md(rows, caption, profile) + _time_check_md(result, profile),
     }
     written = []
     for name, text in texts.items():

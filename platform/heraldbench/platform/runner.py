@@ -21,6 +21,8 @@ from heraldbench.platform.schedulers import (
 )
 from heraldbench.platform.sim import simulate
 from heraldbench.platform.timemodel import model_times
+from heraldbench.platform.timecheck import time_check
+from heraldbench.platform.timeprofile import spec_profiles
 from heraldbench.platform.spec import ExperimentSpec
 
 __all__ = [
@@ -80,6 +82,7 @@ class RunResult:
                 workers=spec.cluster.workers,
                 batch_size=spec.cluster.batch_size,
                 embedding_dim=embedding_dim,
+                extra=spec_profiles(spec),
             ),
         }
 
@@ -92,6 +95,8 @@ class ExperimentResult:
     runs: list[RunResult]
 
     def to_json(self) -> dict[str, Any]:
+        runs = [run.to_json(self.spec) for run in self.runs]
+        check = time_check(runs)  # distributed runs on a measured profile: modelled vs measured
         return {
             "experiment": {
                 "name": self.spec.name,
@@ -101,8 +106,8 @@ class ExperimentResult:
                 "dataset": self.dataset,
                 "spec": self.spec.model_dump(mode="json"),
             },
-            "runs": [run.to_json(self.spec) for run in self.runs],
-        }
+            "runs": runs,
+        } | ({"time_check": check} if check is not None else {})
 
 
 def scheduler_specs(spec: ExperimentSpec) -> list[tuple[SchedulerSpecBase, bool]]:

@@ -192,6 +192,19 @@ class ExperimentSpec(_Strict):
     )
     train: TrainSpec | None = Field(None, description="training settings (heraldbench train)")
     tuning: TuningSpec | None = Field(None, description="what `heraldbench tune` searches")
+    time_profile: str | None = Field(
+        None, description="a measured hardware profile (YAML of `heraldbench profile-cluster`); "
+        "each run's modelled time then includes it, next to the named profiles",
+    )  # fmt: skip
+
+    @field_validator("time_profile")
+    @classmethod
+    def _profile_readable(cls, value: str | None) -> str | None:
+        if value is not None:
+            from heraldbench.platform.timeprofile import load_time_profile
+
+            load_time_profile(value)  # a ProfileError names the file and its bad field
+        return value
 
     @field_validator("schedulers")
     @classmethod

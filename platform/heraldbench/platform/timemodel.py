@@ -36,11 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from heraldbench.platform._collectives import Collectives, collective_comm
 from heraldbench.platform.exceptions import SpecError, UnknownNameError
 from heraldbench.platform.units import BYTES_PER_VALUE
 
 __all__ = [
     "COMPUTE_MODELS",
+    "Collectives",
     "DEFAULT_PROFILE",
     "PROFILES",
     "ComputeModel",
@@ -119,6 +121,9 @@ class HardwareProfile:
         overlap: whether communication may hide behind compute (max instead of sum).
         compute: per-sample compute model.
         source: where the numbers come from.
+        collectives: a measured profile's costs of the distributed trainer's transfers
+            (``heraldbench profile-cluster``); when set, communication is modelled as the
+            trainer's rounds (:mod:`heraldbench.platform._collectives`), not as a remote PS.
     """
 
     name: str
@@ -127,6 +132,7 @@ class HardwareProfile:
     overlap: bool
     compute: ComputeModel
     source: str
+    collectives: Collectives | None = None
 
     @property
     def bytes_per_second(self) -> float:
@@ -182,13 +188,19 @@ DEFAULT_PROFILE = TCP_100G.name
 
 
 def get_profile(name: str | HardwareProfile) -> HardwareProfile:
-    """The profile called ``name`` (a profile is returned as is).
+    """The profile called ``name``; a profile is returned as is, and a name ending in
+    ``.yaml``/``.yml``/``.json`` is read as a measured profile file (``profile-cluster``).
 
     Raises:
         UnknownNameError: no such profile; the message lists the known names.
+        ProfileError: a profile file that cannot be read or is malformed.
     """
     if isinstance(name, HardwareProfile):
         return name
+    if str(name).endswith((".yaml", ".yml", ".json")):
+        from heraldbench.platform.timeprofile import load_time_profile
+
+        return load_time_profile(name)
     try:
         return PROFILES[name]
     except KeyError:
@@ -232,6 +244,12 @@ class TimeEstimate:
     @property
     def mean_iteration_s(self) -> float:
         return self.total_s / self.iterations if self.iterations else 0.0
+
+    @property
+    def steady_iteration_s(self) -> float:
+        """Mean over the iterations after the first (the first: a cold cache's pulls)."""
+        rest = self.iteration_s[1:] if self.iterations > 1 else self.iteration_s
+        return float(rest.mean()) if rest.size else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -301,14 +319,18 @@ def model_time(
     pushes = sum(_column(series, k, n) for k in _PUSHES)
     allreduce = _column(series, "allreduce", n)
     metadata = _column(series, "metadata", n)
-    # The series are cluster totals; each worker carries an even share (imbalance ignored).
-    rows_per_worker = (pulls + pushes + allreduce) / workers
-    bytes_per_worker = (
-        rows_per_worker * embedding_dim * BYTES_PER_VALUE
-        + metadata / workers * _VERSION_CHECK_BYTES
-    )
-    transfer = bytes_per_worker / hw.bytes_per_second
-    latency = _rounds(pulls, pushes, allreduce, metadata, workers) * hw.latency_us * 1e-6
+    if hw.collectives is not None:  # a measured profile: the distributed trainer's rounds
+        transfer, latency = collective_comm(lambda k: _column(series, k, n), workers,
+                                            embedding_dim, hw.collectives)  # fmt: skip
+    else:
+        # The series are cluster totals; each worker carries an even share (imbalance ignored).
+        rows_per_worker = (pulls + pushes + allreduce) / workers
+        bytes_per_worker = (
+            rows_per_worker * embedding_dim * BYTES_PER_VALUE
+            + metadata / workers * _VERSION_CHECK_BYTES
+        )
+        transfer = bytes_per_worker / hw.bytes_per_second
+        latency = _rounds(pulls, pushes, allreduce, metadata, workers) * hw.latency_us * 1e-6
     compute = batch_size * hw.compute.us_per_sample_at(embedding_dim) * 1e-6
     comm = transfer + latency
     per_iteration = np.maximum(compute, comm) if hw.overlap else compute + comm
@@ -330,24 +352,25 @@ def model_times(
     workers: int,
     batch_size: int,
     embedding_dim: int,
-    profiles: tuple[str, ...] | None = None,
+    profiles: tuple[str | HardwareProfile, ...] | None = None,
+    extra: tuple[HardwareProfile, ...] = (),
 ) -> dict[str, dict[str, Any]]:
-    """``{profile: TimeEstimate.to_json()}`` for several profiles (all by default).
+    """``{profile: TimeEstimate.to_json()}`` for several profiles (all named ones by default),
+    plus ``extra`` profiles (a spec's measured ``time_profile``), keyed by their names.
 
     This is the shape :func:`heraldbench.platform.report.write_report` reads from a run's
     ``time`` field.
     """
-    names = profiles if profiles is not None else tuple(PROFILES)
-    return {
-        name: model_time(
-            series,
-            workers=workers,
-            batch_size=batch_size,
-            embedding_dim=embedding_dim,
-            profile=name,
-        ).to_json()
-        for name in names
-    }
+    chosen = profiles if profiles is not None else tuple(PROFILES)
+    out = {}
+    for p in (*chosen, *extra):
+        hw = get_profile(p)
+        est = model_time(series, workers=workers, batch_size=batch_size,
+                         embedding_dim=embedding_dim, profile=hw)  # fmt: skip
+        out[hw.name] = est.to_json()
+        if hw.collectives is not None:  # measured: compared with the trainer's steady iterations
+            out[hw.name]["steady_iteration_s"] = est.steady_iteration_s
+    return out
 
 
 def speedups(times: Mapping[str, TimeEstimate], baseline_label: str) -> dict[str, float | None]:

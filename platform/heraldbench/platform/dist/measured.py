@@ -5,6 +5,7 @@
 * ``seconds``: per phase (:data:`PHASES`), the mean over training ranks of each rank's total;
   ``per_rank``: the same per rank, with its bytes;
 * ``iteration_s``: training wall time over iterations (rank 0; evaluation excluded);
+* ``steady``: ``seconds`` over the iterations after the first (``iterations`` of them);
 * ``bytes``: the row payload the ranks handed to other ranks (``network``), what stayed on a
   rank (``local``: a worker pulling a row it owns), next to the stream's rows × dim × bytes per
   value (``stream``), and the all-reduce payload;
@@ -40,6 +41,7 @@ def measured_summary(reports: list[dict[str, Any]], run, trained: float, samples
         "workers": len(workers),
         "hosts": sorted({r["host"] for r in reports}),
         "seconds": {p: float(per_iteration[:, i].sum()) for i, p in enumerate(PHASES)},
+        "steady": _steady(per_iteration),
         "iteration_s": trained / iterations if iterations else 0.0,
         "samples_per_second": samples / trained if trained > 0 else 0.0,
         "per_rank": [_rank_row(r) for r in reports],
@@ -52,6 +54,14 @@ def measured_summary(reports: list[dict[str, Any]], run, trained: float, samples
         },
         "series": {f"measured_{p}_s": per_iteration[:, i] for i, p in enumerate(PHASES)},
     }
+
+
+def _steady(per_iteration: np.ndarray) -> dict[str, Any]:
+    """Seconds per phase over the iterations after the first (the first pays the ranks' start
+    skew, first-touch allocations and the collectives' first use)."""
+    rest = per_iteration[1:] if len(per_iteration) > 1 else per_iteration
+    return {"iterations": len(rest),
+            "seconds": {p: float(rest[:, i].sum()) for i, p in enumerate(PHASES)}}  # fmt: skip
 
 
 def _rank_row(report: dict[str, Any]) -> dict[str, Any]:
