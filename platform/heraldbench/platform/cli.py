@@ -17,8 +17,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from typer.core import TyperOption
 
-from heraldbench.platform.exceptions import HeraldbenchError, SpecError
 from heraldbench.platform.comparison import comparison_table
+from heraldbench.platform.exceptions import HeraldbenchError, SpecError
 from heraldbench.platform.runner import simulate_experiment
 from heraldbench.platform.spec import load_spec
 
@@ -253,5 +253,7 @@ def main() -> None:
     app()
 
 
-from heraldbench.platform import calibrate_cli  # noqa: E402,F401  (registers `calibrate`)
-from heraldbench.platform import profile_cli  # noqa: E402,F401  (registers `profile-cluster`)
+from heraldbench.platform import (
+    calibrate_cli,  # noqa: F401  (registers `calibrate`)
+    profile_cli,  # noqa: F401  (registers `profile-cluster`)
+)

@@ -42,9 +42,9 @@ from heraldbench.platform.units import BYTES_PER_VALUE
 
 __all__ = [
     "COMPUTE_MODELS",
-    "Collectives",
     "DEFAULT_PROFILE",
     "PROFILES",
+    "Collectives",
     "ComputeModel",
     "HardwareProfile",
     "TimeEstimate",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from heraldbench.platform.dist.profiling import DEFAULTS, profile_cluster
-from heraldbench.platform.timeprofile import load_time_profile, save_time_profile
 from heraldbench.platform.timemodel import model_time
+from heraldbench.platform.timeprofile import load_time_profile, save_time_profile
 
 
 def test_two_rank_profile_is_usable_by_the_time_model(tmp_path) -> None:

@@ -104,7 +104,7 @@ class RowMover:
         ids = np.asarray(ids, np.int64)
         if values_of is None:
             take = self.copies.take_values if whole else self.copies.take_delta
-            values_of = lambda rec: take(ids[rec])  # noqa: E731
+            values_of = lambda rec: take(ids[rec])
         owners = self.shard.layout.owner(ids)
         got = self.exchange.planned(np.asarray(senders, np.int64), owners, values_of)
         (self.shard.assign if whole else self.shard.add)(ids[got.records], got.values)

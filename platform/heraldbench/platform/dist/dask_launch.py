@@ -37,7 +37,6 @@ def choose_workers(client, world: int) -> list[str]:
 def launch_on_dask(client, job_spec: dict, schedulers: list[int], world: int, timeout_s: float,
                    progress: Progress | None = None) -> list:  # fmt: skip
     """Run the ranks on ``client``'s cluster and return rank 0's outcomes."""
-    from distributed import wait
 
     from heraldbench.platform.dist.launch import free_port
 

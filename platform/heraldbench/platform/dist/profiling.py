@@ -150,7 +150,7 @@ def profile_document(result: dict[str, Any], options: dict[str, Any], ranks: int
         "provenance": {
             "hosts": hosts, "ranks": ranks, "backend": "gloo", "torch": str(torch.__version__),
             "python": platform.python_version(), "threads_per_rank": result["threads_per_rank"],
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "command": " ".join(["heraldbench", *sys.argv[1:]]) if sys.argv else "",
         },  # fmt: skip
         **fits,
