@@ -35,7 +35,7 @@ PHASES = ("pull", "compute", "allreduce", "push")
 def train_baseline(trace, *, rank: int, world: int, batch_size: int, embedding_dim: int,
                    settings, dtype: torch.dtype = torch.float32) -> dict:  # fmt: skip
     """Train one pass over ``trace`` in global batches of ``world × batch_size`` (a last partial
-    batch is dropped, as the trainer does); returns samples/s, seconds per phase, the series of
+    batch is dropped, as the trainer does); returns samples/s, seconds per phase, CPU seconds (all ranks), the series of
     rows moved (for the time model) and the mean loss of the last iterations."""
     from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
 
@@ -55,7 +55,7 @@ def train_baseline(trace, *, rank: int, world: int, batch_size: int, embedding_d
     seconds = dict.fromkeys(PHASES, 0.0)
     pulled, losses = [], []
     samples = 0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for chunk in trace.chunks(global_batch):
         if len(chunk) < global_batch:
             break
@@ -121,7 +121,8 @@ def train_baseline(trace, *, rank: int, world: int, batch_size: int, embedding_d
         pulled.append(len(pairs))
         samples += global_batch
     trained = time.perf_counter() - start
-    dist.barrier()
+    cpu = torch.tensor([time.process_time() - cpu_start], dtype=torch.float64)
+    dist.all_reduce(cpu)  # summed over ranks
     pulled_rows = np.asarray(pulled, np.float64)
     return {
         "samples": samples,
@@ -129,6 +130,7 @@ def train_baseline(trace, *, rank: int, world: int, batch_size: int, embedding_d
         "train_s": trained,
         "samples_per_second": samples / trained if trained > 0 else 0.0,
         "seconds": seconds,
+        "cpu_s": float(cpu),
         # Cluster totals per iteration, as the time model reads them: every distinct row a
         # worker reads is pulled, and pushed back, each iteration.
         "series": {"miss_pull": pulled_rows, "update_push": pulled_rows.copy()},

@@ -111,6 +111,7 @@ def _train_one(spec, setup, trace, held_out, scheduler, cache_rows, progress) ->
     stream = read_ahead(decisions(trace, scheduler, cache_rows=cache_rows, policy=spec.cache.policy,
                                   consistency=spec.consistency, plan=plan), 2)  # fmt: skip
     start, evaluating, done = time.perf_counter(), 0.0, 0
+    cpu_start = time.process_time()
     try:
         while True:
             waited = time.perf_counter()
@@ -132,6 +133,7 @@ def _train_one(spec, setup, trace, held_out, scheduler, cache_rows, progress) ->
         stream.close()
     flushed = run.flush()
     trained = time.perf_counter() - start - evaluating
+    run.cpu_s = time.process_time() - cpu_start  # every thread of the rank (interval evals too)
     run.evaluate(pending=False)
     phases = run.phase_table()
     report = _rank_report(run, setup, phases)
@@ -151,6 +153,7 @@ def _rank_report(run: RankRun, setup: RankSetup, phases: np.ndarray) -> dict[str
         "sent_bytes": exchange.sent_bytes,
         "received_bytes": exchange.received_bytes,
         "local_rows": exchange.local_rows,
+        "cpu_s": run.cpu_s,
         "host": os.uname().nodename,
     }
 
