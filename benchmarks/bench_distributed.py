@@ -64,7 +64,7 @@ def _spec_document(args: dict, world: int) -> dict:
         "cluster": {"workers": world, "batch_size": args["batch_size"]},
         "cache": {"ratio": args["cache_ratio"]},
         "embedding_dim": args["dim"],
-        "schedulers": [{"kind": k} for k in args["schedulers"]],
+        "schedulers": [{"kind": k} for k in args["schedulers"] if k != BASELINE] or [{"kind": "naive"}],
         "train": {"model": args["model"], "backend": "distributed", "device": "cpu",
                   "eval_fraction": args["eval_fraction"]},  # fmt: skip
     }
@@ -83,14 +83,18 @@ def _rank_main(folder: str, rank_text: str) -> int:
     dist.init_process_group("gloo", init_method=f"tcp://{job['master']}", rank=rank,
                             world_size=world, timeout=datetime.timedelta(seconds=600))  # fmt: skip
     try:
+        from heraldbench.platform.dist import _driver
         from heraldbench.platform.train.runtime import configure_threads
 
         configure_threads(threads=job["threads"], reserve=1)  # as dist._driver.run_rank
+        _driver.READ_AHEAD = {"auto": None, "on": True, "off": False}[args["read_ahead"]]
+        read_ahead = _driver.reads_ahead(world, torch.device("cpu"))
         figures = _rounds(args, world, rank, root)
     finally:
         dist.destroy_process_group()
     if rank == 0:
         figures["threads"] = torch.get_num_threads()
+        figures["read_ahead"] = read_ahead
         (root / "result.pkl").write_bytes(pickle.dumps(figures))
     return 0
 
@@ -120,9 +124,10 @@ def _rounds(args: dict, world: int, rank: int, root: Path) -> dict:
         figures = {}
         for name in configs:
             paired = _run(BASELINE, spec, setup, trace, held_out, args)
-            figures[name] = _run(name, spec, setup, trace, held_out, args)
-            if figures[name] is not None:
-                figures[name]["paired_baseline"] = paired
+            key = "baseline-a/a" if name == BASELINE else name
+            figures[key] = _run(name, spec, setup, trace, held_out, args)
+            if figures[key] is not None:
+                figures[key]["paired_baseline"] = paired
         rounds.append(figures)
         if rank == 0:
             log(f"W={world} round {index + 1}: " + ", ".join(
@@ -275,8 +280,8 @@ def _summarise(result: dict) -> dict:
                         for k in runs[0]["seconds"]},  # fmt: skip
             "cpu_us_per_sample": statistics.median(_cpu(f) for f in runs),
             "iterations": runs[0]["iterations"],
-            "cache_rows": runs[0]["cache_rows"],
-            "auc": runs[-1]["auc"],
+            "cache_rows": runs[0].get("cache_rows"),
+            "auc": runs[-1].get("auc"),
         }
         if name == NAIVE_OFF:
             rows[name]["overhead_vs_baseline"] = _spread([
@@ -329,7 +334,11 @@ def main() -> None:
     parser.add_argument("--eval-fraction", type=float, default=0.02)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", default="tcp-100g", help="time-model profile")
-    parser.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS))
+    parser.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS),
+                        help="'baseline' among them: an A/A control (the baseline vs itself)")
+    parser.add_argument("--read-ahead", default="auto", choices=["auto", "on", "off"],
+                        help="the trainer's decision stream in a read-ahead thread (auto: the "
+                        "trainer's rule, dist._driver.reads_ahead)")
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args()
     import platform
@@ -344,8 +353,9 @@ def main() -> None:
         began = time.perf_counter()
         raw[world] = _launch(args, world)
         summaries[world] = _summarise(raw[world])
-        print(f"W={world}: {time.perf_counter() - began:.0f} s, threads per rank "
-              f"{raw[world]['threads']}", flush=True)  # fmt: skip
+        print(f"W={world}: {time.perf_counter() - began:.0f} s, torch threads per rank "
+              f"{raw[world]['threads']}, decision stream read ahead: {raw[world]['read_ahead']}",
+              flush=True)  # fmt: skip
     print(_table(summaries, args.profile))
     if args.json:
         document = {"setup": facts | {"load_avg_end": os.getloadavg()},
