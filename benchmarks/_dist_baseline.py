@@ -35,13 +35,14 @@ PHASES = ("pull", "compute", "allreduce", "push")
 def train_baseline(trace, *, rank: int, world: int, batch_size: int, embedding_dim: int,
                    settings, dtype: torch.dtype = torch.float32) -> dict:  # fmt: skip
     """Train one pass over ``trace`` in global batches of ``world × batch_size`` (a last partial
-    batch is dropped, as the trainer does); returns samples/s, seconds per phase, CPU seconds (all ranks), the series of
-    rows moved (for the time model) and the mean loss of the last iterations."""
+    batch is dropped, as the trainer does); returns samples/s, seconds per phase, CPU seconds
+    (all ranks), the series of rows moved (for the time model) and the mean loss of the last
+    iterations."""
     from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
 
     device = torch.device("cpu")
-    config = model_config(settings.model, embedding_dim=embedding_dim,
-                          num_dense=trace.num_dense, num_sparse=trace.layout.num_tables)  # fmt: skip
+    config = model_config(settings.model, embedding_dim=embedding_dim, num_dense=trace.num_dense,
+                          num_sparse=trace.layout.num_tables)  # fmt: skip
     model = DLRM(config, seed=settings.torch_seed).to(device, dtype)
     params = list(model.parameters())
     optimizer = torch.optim.SGD(params, lr=settings.lr_dense)

@@ -25,7 +25,9 @@ scheduler kernels per process; allocator, gloo buffers), then ``--repeat`` round
 configuration runs right after a baseline run of its own, so drifting load on a shared machine
 hits each pair alike. Samples/s is the training wall time on rank 0 (the trainer's
 ``samples_per_second``: evaluation excluded; the decision stream is computed on every rank,
-overlapped by a read-ahead thread, and its waiting is inside the figure). Figures are the
+inline where ranks share the cores, else in a read-ahead thread (``--read-ahead``), and its
+time is inside the figure). CPU us/sample is every rank's process CPU time (all threads) while
+training, summed, per sample: steadier than wall time on a shared machine. Figures are the
 median over rounds, with the spread (min–max); speedups and the overhead are taken pair by pair,
 then the median. The modelled speedup is the no-cache baseline's modelled iteration time over the
 scheduler's, both from :func:`heraldbench.platform.timemodel.model_time` on the run's per-
@@ -64,7 +66,8 @@ def _spec_document(args: dict, world: int) -> dict:
         "cluster": {"workers": world, "batch_size": args["batch_size"]},
         "cache": {"ratio": args["cache_ratio"]},
         "embedding_dim": args["dim"],
-        "schedulers": [{"kind": k} for k in args["schedulers"] if k != BASELINE] or [{"kind": "naive"}],
+        "schedulers": [{"kind": k} for k in args["schedulers"] if k != BASELINE]
+        or [{"kind": "naive"}],
         "train": {"model": args["model"], "backend": "distributed", "device": "cpu",
                   "eval_fraction": args["eval_fraction"]},  # fmt: skip
     }
@@ -131,7 +134,8 @@ def _rounds(args: dict, world: int, rank: int, root: Path) -> dict:
         rounds.append(figures)
         if rank == 0:
             log(f"W={world} round {index + 1}: " + ", ".join(
-                f"{k} {v['samples_per_second']:,.0f} (base {v['paired_baseline']['samples_per_second']:,.0f})"
+                f"{k} {v['samples_per_second']:,.0f} "
+                f"(base {v['paired_baseline']['samples_per_second']:,.0f})"
                 for k, v in figures.items()))  # fmt: skip
     return {"rounds": rounds, "world": world}
 
@@ -177,7 +181,8 @@ def _run(name: str, spec, setup, trace, held_out, args: dict) -> dict | None:
             cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, dim)
         dist.barrier()
         profile = os.environ.get("BENCH_DIST_PROFILE", "")  # NAME:PATH, rank 0's cProfile
-        if setup.rank == 0 and profile.split(":")[0] == name and trace.num_samples > WARMUP_ITERATIONS * world * batch:
+        warm = trace.num_samples <= WARMUP_ITERATIONS * world * batch
+        if setup.rank == 0 and profile.split(":")[0] == name and not warm:
             import cProfile
 
             with cProfile.Profile() as prof:
@@ -265,7 +270,8 @@ def _summarise(result: dict) -> dict:
         "real_speedup": None,
         "modelled_speedup": 1.0,
         "cpu_us_per_sample": statistics.median(_cpu(b) for b in base),
-        "seconds": {k: statistics.median(b["seconds"][k] for b in base) for k in base[0]["seconds"]},
+        "seconds": {k: statistics.median(b["seconds"][k] for b in base)
+                    for k in base[0]["seconds"]},  # fmt: skip
     }
     for name in rounds[0]:
         runs = [r[name] for r in rounds]
@@ -294,7 +300,8 @@ def _summarise(result: dict) -> dict:
 
 def _table(summaries: dict[int, dict], profile: str) -> str:
     head = (f"{'scheduler':16s} {'ranks':>5s} {'samples/s':>10s} {'spread':>15s} "
-            f"{'real x':>7s} {'modelled x':>10s} {'CPU us/sample':>13s}  {'phases (s, rank mean)':s}")  # fmt: skip
+            f"{'real x':>7s} {'modelled x':>10s} {'CPU us/sample':>13s}  "
+            f"{'phases (s, rank mean)':s}")  # fmt: skip
     lines = [head, "-" * len(head)]
     for world, rows in summaries.items():
         for name, row in rows.items():
@@ -345,8 +352,9 @@ def main() -> None:
 
     import torch
 
-    facts = {"argv": sys.argv[1:], "cpus": os.cpu_count(), "cpu": platform.processor() or
-             platform.machine(), "torch": torch.__version__, "load_avg": os.getloadavg()}  # fmt: skip
+    facts = {"argv": sys.argv[1:], "cpus": os.cpu_count(),
+             "cpu": platform.processor() or platform.machine(), "torch": torch.__version__,
+             "load_avg": os.getloadavg()}  # fmt: skip
     print(json.dumps(facts), flush=True)
     summaries, raw = {}, {}
     for world in args.ranks:
