@@ -38,7 +38,9 @@ class RowSlots:
         self.values = torch.zeros(capacity, dim, dtype=dtype, device=device)
         self.delta = torch.zeros_like(self.values)
         self.dirty = np.zeros(capacity, bool)  # updated since loaded or last sent
-        self.free = list(range(capacity - 1, -1, -1))
+        # Free slots, a stack: _free[:_top], popped from the top (slot 0 first at the start).
+        self._free = np.arange(capacity - 1, -1, -1, dtype=np.int64)
+        self._top = capacity
 
     def slots(self, ids: np.ndarray) -> np.ndarray:
         """Slots of ``ids``; raises if a row is not held."""
@@ -70,7 +72,8 @@ class RowSlots:
         self.slot_of[ids] = -1
         self.dirty[slots] = False
         self.delta[_index(slots, self.device)] = 0
-        self.free.extend(slots.tolist())
+        self._free[self._top : self._top + slots.size] = slots
+        self._top += slots.size
 
     def read(self, slots: np.ndarray) -> torch.Tensor:
         return self.values.index_select(0, _index(slots, self.device))
@@ -106,12 +109,13 @@ class RowSlots:
         return row_of_slot[slots], slots
 
     def _allocate(self, ids: np.ndarray) -> None:
-        if len(ids) > len(self.free):
+        if len(ids) > self._top:
             if not self.growable:
                 raise CapacityError(f"a worker cache of {self.capacity} rows is full")
-            self._grow(len(ids) - len(self.free))
-        slots = np.array([self.free.pop() for _ in range(len(ids))], np.int64)
-        self.slot_of[ids] = slots
+            self._grow(len(ids) - self._top)
+        top = self._top - len(ids)
+        self.slot_of[ids] = self._free[top : self._top][::-1]  # popped one by one, in order
+        self._top = top
 
     def _grow(self, extra: int) -> None:
         old = self.capacity
@@ -121,7 +125,10 @@ class RowSlots:
         self.values = torch.cat([self.values, pad])
         self.delta = torch.cat([self.delta, pad.clone()])
         self.dirty = np.concatenate([self.dirty, np.zeros(grow, bool)])
-        self.free = list(range(self.capacity - 1, old - 1, -1)) + self.free
+        free = np.arange(self.capacity - 1, old - 1, -1, dtype=np.int64)  # below the old ones
+        self._free = np.concatenate([free, self._free[: self._top],
+                                     np.empty(self.capacity - grow - self._top, np.int64)])
+        self._top += grow
 
 
 class HotReplica:

@@ -28,6 +28,27 @@ __all__ = ["RankJob", "run_rank"]
 
 Progress = Callable[[int, int], None]
 
+#: Compute the decision stream in a read-ahead thread: None = when the ranks on this host leave a
+#: core spare (:func:`reads_ahead`); True / False force it (benchmarks).
+READ_AHEAD: bool | None = None
+
+
+def reads_ahead(world: int, device: torch.device) -> bool:
+    """Whether a rank computes its decision stream in a second thread, ahead of its training.
+
+    Only where that thread gets a core of its own: on CUDA, or where this host's CPU cores
+    outnumber its ranks (``LOCAL_WORLD_SIZE`` where set, else all ``world`` ranks). Where ranks
+    already share the cores (2 cores, 2–4 ranks) the thread overlaps nothing: it competes with
+    the ranks' torch threads and adds a hand-over per iteration (measured with
+    benchmarks/bench_distributed.py), so the stream is computed inline, in the same order.
+    """
+    if READ_AHEAD is not None:
+        return READ_AHEAD
+    from heraldbench.platform._cores import usable_cores
+
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", world))
+    return device.type == "cuda" or usable_cores() > local
+
 
 @dataclass
 class RankJob:
@@ -108,12 +129,15 @@ def _train_one(spec, setup, trace, held_out, scheduler, cache_rows, progress) ->
     plan = scheduler.plan_run(trace)
     run = RankRun(setup, trace, held_out, scheduler, plan.oracle is not None, cache_rows,
                   spec.embedding_dim, settings, dtype)  # fmt: skip
-    stream = read_ahead(decisions(trace, scheduler, cache_rows=cache_rows, policy=spec.cache.policy,
-                                  consistency=spec.consistency, plan=plan), 2)  # fmt: skip
+    stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=spec.cache.policy,
+                       consistency=spec.consistency, plan=plan)  # fmt: skip
+    if reads_ahead(setup.world, setup.device):
+        stream = read_ahead(stream, 2)
     first = next(stream, None)  # the stream's kernels compile here, before the clock starts
     if setup.world > 1:
         dist.barrier()  # ranks start the clock together: no rank's start-up counts as a pull
     start, evaluating, done = time.perf_counter(), 0.0, 0
+    cpu_start = time.process_time()
     try:
         while True:
             waited = time.perf_counter()
@@ -135,6 +159,7 @@ def _train_one(spec, setup, trace, held_out, scheduler, cache_rows, progress) ->
         stream.close()
     flushed = run.flush()
     trained = time.perf_counter() - start - evaluating
+    run.cpu_s = time.process_time() - cpu_start  # every thread of the rank (interval evals too)
     run.evaluate(pending=False)
     phases = run.phase_table()
     report = _rank_report(run, setup, phases)
@@ -154,6 +179,7 @@ def _rank_report(run: RankRun, setup: RankSetup, phases: np.ndarray) -> dict[str
         "sent_bytes": exchange.sent_bytes,
         "received_bytes": exchange.received_bytes,
         "local_rows": exchange.local_rows,
+        "cpu_s": run.cpu_s,
         "host": os.uname().nodename,
     }
 

@@ -79,6 +79,7 @@ class RankRun:
         self.evaluations: list[Evaluation] = []
         self.lr = settings.lr_embedding
         self.allreduce_bytes = 0  # payload handed to the all-reduce, summed over iterations
+        self.cpu_s = 0.0  # CPU seconds of this process while it trained (the driver sets it)
         self.gathered_final: torch.Tensor | None = None
 
     # ---- the loop ----------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 ``measured`` in a run's JSON (every figure measured on the ranks, none modelled):
 
 * ``seconds``: per phase (:data:`PHASES`), the mean over training ranks of each rank's total;
-  ``per_rank``: the same per rank, with its bytes;
+  ``per_rank``: the same per rank, with its bytes and ``cpu_s`` (CPU seconds of the rank's
+  process, all its threads, while it trained: what the rank cost the machine, steadier than
+  wall time where ranks share cores);
 * ``iteration_s``: training wall time over iterations (rank 0; evaluation excluded);
 * ``steady``: ``seconds`` over the iterations after the first (``iterations`` of them);
 * ``bytes``: the row payload the ranks handed to other ranks (``network``), what stayed on a
@@ -73,4 +75,5 @@ def _rank_row(report: dict[str, Any]) -> dict[str, Any]:
         **{p: round(float(phases[:, i].sum()), 6) for i, p in enumerate(PHASES)},
         "sent_bytes": report["sent_bytes"],
         "received_bytes": report["received_bytes"],
+        "cpu_s": round(float(report.get("cpu_s", 0.0)), 6),
     }
