@@ -13,22 +13,22 @@ of its all-reduce time is the all-reduce itself.
 
 from __future__ import annotations
 
-import time
-from contextlib import contextmanager
-
 import numpy as np
 import torch
+
+from heraldbench.platform.train.runtime import Stopwatch
 
 __all__ = ["PHASES", "RankClock", "split_waiting"]
 
 PHASES = ("schedule", "pull", "push", "compute", "allreduce", "wait")
 
 
-class RankClock:
-    """Seconds per phase for each iteration; synchronises CUDA so each phase pays its kernels."""
+class RankClock(Stopwatch):
+    """Seconds per phase for each iteration (a :class:`Stopwatch` that keeps one row per
+    iteration); synchronises CUDA so each phase pays its kernels."""
 
     def __init__(self, device: torch.device) -> None:
-        self.cuda = device.type == "cuda"
+        super().__init__(device)
         self.rows: list[np.ndarray] = []
         self.current = np.zeros(len(PHASES))
 
@@ -36,15 +36,8 @@ class RankClock:
         self.current = np.zeros(len(PHASES))
         self.rows.append(self.current)
 
-    @contextmanager
-    def __call__(self, phase: str):
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            if self.cuda:
-                torch.cuda.synchronize()
-            self.current[PHASES.index(phase)] += time.perf_counter() - start
+    def record(self, name: str, seconds: float) -> None:
+        self.current[PHASES.index(name)] += seconds
 
     def table(self) -> np.ndarray:
         """(iterations, phases) seconds."""

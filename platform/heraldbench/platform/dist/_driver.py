@@ -145,7 +145,7 @@ def _train_one(spec, setup, trace, held_out, scheduler, cache_rows, progress) ->
             if dec is None:
                 break
             run.clock.start_iteration()
-            run.clock.current[PHASES.index("schedule")] += time.perf_counter() - waited
+            run.clock.record("schedule", time.perf_counter() - waited)
             run.step(dec)
             done += len(dec.batch)
             iterations = len(run.tallies)

@@ -54,4 +54,8 @@ class Stopwatch:
         finally:
             if self.cuda:
                 torch.cuda.synchronize()
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            self.record(name, time.perf_counter() - start)
+
+    def record(self, name: str, seconds: float) -> None:
+        """Add ``seconds`` to phase ``name``."""
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
