@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
+from pydantic import WithJsonSchema
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
@@ -40,6 +41,7 @@ from heraldbench.api.deps import (
     require_write,
 )
 from heraldbench.api.models import Status, Study
+from heraldbench.api.openapi import SPEC_REF
 from heraldbench.api.routes.common import ERRORS, WRITE_ERRORS, RowId
 from heraldbench.api.schemas import Accepted, Message, StudiesPage, StudyOut
 from heraldbench.api.views import study_out
@@ -49,6 +51,10 @@ __all__ = ["router", "tuning_pipeline"]
 
 router = APIRouter(route_class=StrictJSONRoute, prefix="/studies", tags=["studies"])
 
+#: A study's spec: one spec (no grid), with its tuning section.
+STUDY_SCHEMA = {
+    "allOf": [SPEC_REF], "required": ["tuning"], "properties": {"tuning": {"type": "object"}}
+}
 NOT_IMPLEMENTED = (
     "tuning needs the tuning pipeline (heraldbench.pipelines.tune), which this installation "
     "lacks; experiments (POST /api/experiments) work without it"
@@ -92,7 +98,9 @@ async def submit_study(
     request: Request,
     response: Response,
     document: Annotated[
-        dict[str, Any], Body(description="an experiment spec with a tuning section")
+        dict[str, Any],
+        WithJsonSchema(STUDY_SCHEMA),
+        Body(description="an experiment spec with a tuning section"),
     ],
     db: DatabaseDep,
     settings: SettingsDep,
