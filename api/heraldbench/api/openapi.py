@@ -72,9 +72,8 @@ def spec_schemas() -> dict[str, Schema]:
     grid["properties"]["seeds"] = {
         "anyOf": [seeds, {"type": "null"}], "description": "run every point with each seed"
     }
-    grid["dependentSchemas"] = {  # seeds, or seed (a list of seeds), not both
-        "seeds": {"anyOf": [{"properties": {"seeds": {"type": "null"}}}, {"not": {"required": ["seed"]}}]}
-    }
+    no_seeds = {"properties": {"seeds": {"type": "null"}}}
+    grid["dependentSchemas"] = {"seeds": {"anyOf": [no_seeds, {"not": {"required": ["seed"]}}]}}
     for name in kinds:  # two equal knob values would list one scheduler twice
         for knob in grids[f"{name}Grid"]["properties"].values():
             for option in knob.get("anyOf", []):

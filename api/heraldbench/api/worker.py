@@ -365,6 +365,7 @@ def run_study(database_url: str, study_id: int, dask_key: str, storage: str) -> 
             "trials": summary.get("trials", []),
             "best": summary.get("best", []),
             "plots": summary.get("plots", {}),
+            "mlflow": summary.get("mlflow_run"),
         }
     except Exception as exc:  # noqa: BLE001 - stored on the row
         values = _failure(exc)

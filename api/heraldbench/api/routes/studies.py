@@ -122,6 +122,7 @@ async def submit_study(
 @router.get("", response_model=StudiesPage, dependencies=[Depends(require_read)], responses=ERRORS)
 def list_studies(
     db: DatabaseDep,
+    settings: SettingsDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
 ) -> StudiesPage:
@@ -129,7 +130,7 @@ def list_studies(
     with db.read() as session:
         total = session.scalar(select(func.count(Study.id))) or 0
         rows = session.scalars(select(Study).order_by(Study.id.desc()).limit(limit).offset(offset))
-        return StudiesPage(data=[study_out(r) for r in rows], count=total)
+        return StudiesPage(data=[study_out(r, settings) for r in rows], count=total)
 
 
 def _study(db: Database, study_id: int) -> Study:
@@ -143,9 +144,9 @@ def _study(db: Database, study_id: int) -> Study:
 @router.get(
     "/{study_id}", response_model=StudyOut, dependencies=[Depends(require_read)], responses=ERRORS
 )
-def get_study(study_id: RowId, db: DatabaseDep) -> StudyOut:
-    """One study: its trials, best parameters and plots."""
-    return study_out(_study(db, study_id))
+def get_study(study_id: RowId, db: DatabaseDep, settings: SettingsDep) -> StudyOut:
+    """One study: its trials (each with its MLflow run), best parameters and plots."""
+    return study_out(_study(db, study_id), settings)
 
 
 def _cancel(db: Database, study_id: int) -> tuple[Study, str | None]:
@@ -167,13 +168,15 @@ def _cancel(db: Database, study_id: int) -> tuple[Study, str | None]:
     dependencies=[Depends(require_write)],
     responses=WRITE_ERRORS,
 )
-async def cancel_study(study_id: RowId, db: DatabaseDep, dispatcher: DispatcherDep) -> StudyOut:
+async def cancel_study(
+    study_id: RowId, db: DatabaseDep, dispatcher: DispatcherDep, settings: SettingsDep
+) -> StudyOut:
     """Cancel a queued or running study: no trial starts, and running trials stop between
     iterations (within seconds); a finished study is unchanged."""
     study, key = await run_in_threadpool(_cancel, db, study_id)
     if key is not None:
         await dispatcher.set_event(worker.study_stop_event(key))
-    return study_out(study)
+    return study_out(study, settings)
 
 
 @router.get(
