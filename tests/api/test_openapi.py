@@ -2,8 +2,8 @@
 
 Found by schemathesis over the running service (``--checks all``): spec bodies documented as any
 object, 405s naming the web UI's methods (or a 404) for a path of the API, a 500 for a scheduler
-``kind`` that is not text, a 400 for a body that is not UTF-8, and ``lower_bound: 0`` accepted as
-false although the document says boolean.
+``kind`` that is not text or a byte size past a float's range, a 400 for a body that is not UTF-8,
+and ``lower_bound: 0`` accepted as false although the document says boolean.
 """
 
 from __future__ import annotations
@@ -89,6 +89,15 @@ def test_a_scheduler_kind_that_is_not_text_is_a_422(api_sqlite, path: str) -> No
     response = api_sqlite.post(path, json=spec)
     assert response.status_code == 422, response.text
     assert response.json()["detail"][0]["field"] == "schedulers.0"
+
+
+@pytest.mark.parametrize("path", SPEC_PATHS)
+def test_a_byte_size_too_big_for_a_number_is_a_422(api_sqlite, path: str) -> None:
+    spec = tiny_spec(cache={"bytes": "1e400"}, tuning={"space": {"cache.ratio": {"low": 0.1,
+                     "high": "9e307GiB"}}, "objectives": ["traffic"]})  # fmt: skip
+    response = api_sqlite.post(path, json=spec)
+    assert response.status_code == 422, response.text
+    assert "finite" in response.json()["detail"][0]["message"]
 
 
 def test_a_body_that_is_not_utf8_is_a_422(api_sqlite) -> None:
