@@ -100,6 +100,13 @@ def test_a_byte_size_too_big_for_a_number_is_a_422(api_sqlite, path: str) -> Non
     assert "finite" in response.json()["detail"][0]["message"]
 
 
+def test_a_profile_scale_too_small_to_compute_is_a_422(api_sqlite) -> None:
+    dataset = {"kind": "synthetic", "profile": "criteo-kaggle", "samples": 1000, "scale": 1e-300}
+    response = api_sqlite.post("/api/specs/validate", json=tiny_spec(dataset=dataset))
+    assert response.status_code == 422, response.text
+    assert response.json()["detail"][0]["field"] == "dataset.scale"
+
+
 def test_a_body_that_is_not_utf8_is_a_422(api_sqlite) -> None:
     response = api_sqlite.post(
         "/api/specs/validate", content=b"\xff_", headers={"Content-Type": "application/json"}
