@@ -6,9 +6,10 @@ when it is installed. Until then ``POST /api/studies`` answers **501**. The modu
 ``validate(document: dict) -> dict``
     Check a spec with a ``tuning`` section, raising :class:`SpecError` (422, naming the field)
     when it is invalid; return at least ``{"name": str, "directions": ["minimize", ...]}``.
-``run_study(document: dict, *, storage: str, study_name: str, client) -> dict``
+``run_study(document: dict, *, storage: str, study_name: str, client, stop, track, uri) -> dict``
     Run the study on Dask through ``client`` (the task secedes via ``worker_client``), with the
-    Optuna RDB ``storage`` (``HERALDBENCH_OPTUNA_STORAGE``); return
+    Optuna RDB ``storage`` (``HERALDBENCH_OPTUNA_STORAGE``), logging to the service's MLflow store
+    ``uri`` when ``track``; return
     ``{"trials": [{"number", "state", "params", "values"}], "best": [{"params", "values"}],
     "plots": {"history" | "importances" | "pareto": file path}}``.
 
@@ -113,7 +114,10 @@ async def submit_study(
     request.state.document = document
     checked = await run_in_threadpool(tune.validate, document)
     study_id, key = await run_in_threadpool(_create, db, document, checked)
-    dispatcher.submit_job(worker.run_study, study_id, key, settings.resolved_optuna_storage)
+    dispatcher.submit_job(
+        worker.run_study, study_id, key, settings.resolved_optuna_storage,
+        settings.resolved_tracking_uri,
+    )  # fmt: skip
     location = f"/api/studies/{study_id}"
     response.headers["Location"] = location
     return Accepted(id=study_id, status=Status.QUEUED, location=location)
