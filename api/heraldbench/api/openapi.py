@@ -68,7 +68,8 @@ def spec_schemas() -> dict[str, Schema]:
         **top["properties"]["schedulers"],
         "items": {"oneOf": [_ref(f"{k}Grid") for k in kinds]},
     }
-    seeds = {"type": "array", "minItems": 1, "uniqueItems": True, "items": top["properties"]["seed"]}
+    seed = top["properties"]["seed"]
+    seeds = {"type": "array", "minItems": 1, "uniqueItems": True, "items": seed}
     grid["properties"]["seeds"] = {
         "anyOf": [seeds, {"type": "null"}], "description": "run every point with each seed"
     }
