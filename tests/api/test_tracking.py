@@ -63,3 +63,30 @@ def test_no_link_is_given_where_no_mlflow_ui_serves_the_store(serve, sqlite_url,
     uri = f"sqlite:///{home / 'mlflow.db'}"
     with serve(sqlite_url, track=True, mlflow_tracking_uri=uri, home=home, serve_mlflow=False) as api:
         assert api.get("/api/config").json()["mlflow_ui_url"] is None
+
+
+def test_a_study_and_each_trial_link_to_their_mlflow_runs(tracked) -> None:
+    from mlflow import MlflowClient
+
+    from tests.api.test_studies import study_spec, wait_study
+
+    api, uri = tracked
+    response = api.post("/api/studies", json=study_spec(trials=2))
+    assert response.status_code == 202, response.text
+    study = wait_study(api, response.json()["id"], timeout=180)
+    assert study["status"] == "succeeded", study["error"]
+    ui = api.get("/api/config").json()["mlflow_ui_url"]
+    assert study["mlflow_url"] and study["mlflow_url"].startswith(ui), study["mlflow_url"]
+    parent_id = study["mlflow_url"].rsplit("/", 1)[-1]
+    client = MlflowClient(uri)
+    assert len(study["trials"]) == 2
+    for trial in study["trials"]:
+        run_id = trial["mlflow_run_id"]
+        assert run_id and trial["mlflow_run_url"] == study["mlflow_url"].replace(parent_id, run_id)
+        run = client.get_run(run_id)
+        assert run.data.tags["mlflow.parentRunId"] == parent_id
+        assert run.info.experiment_id == client.get_run(parent_id).info.experiment_id
+    assert api.get("/api/studies").json()["data"][0]["trials"][0]["mlflow_run_url"]
+    poll(lambda: _opens(ui), timeout=120, interval=0.5)
+    for url in [study["mlflow_url"]] + [t["mlflow_run_url"] for t in study["trials"]]:
+        assert _opens(url), url

@@ -68,6 +68,7 @@ def test_a_bad_value_names_its_field_and_point() -> None:
         ({"seeds": []}, "non-empty list"),
         ({"seeds": [1, 1]}, "listed twice"),
         ({"seeds": [1], "seed": [2]}, "not both"),
+        ({"seeds": [1], "seed": {}}, "not both"),  # was dropped unread
         ({"cache": {"ratio": []}}, "cache.ratio: an empty list"),
     ],
 )

@@ -13,7 +13,9 @@ def test_parse_bytes(text, size) -> None:
     assert parse_bytes(text) == size
 
 
-@pytest.mark.parametrize("text", ["", "GiB", "1.6 GB!", "-5MB", "0", True, "3 parsecs"])
+@pytest.mark.parametrize(
+    "text", ["", "GiB", "1.6 GB!", "-5MB", "0", True, "3 parsecs", "1e400", "9e307 GiB"]
+)
 def test_parse_bytes_rejects_with_the_value(text) -> None:
     with pytest.raises(ValueError, match="byte"):
         parse_bytes(text)

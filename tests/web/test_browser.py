@@ -340,6 +340,41 @@ def test_a_study_starts_from_the_tuning_preset(app: RunningApp, page: Watched) -
         "els => els.map(e => e.textContent)"
     )
     assert ticks and not any(t.strip().startswith(("-", "−")) for t in ticks), ticks
+    starts = p.get_by_test_id("study-page").locator("svg[data-y0]").evaluate_all(
+        "els => els.map(e => [Number(e.dataset.x0), Number(e.dataset.y0)])"
+    )
+    assert starts and all(x0 >= 0 and y0 >= 0 for x0, y0 in starts), starts  # no axis below 0
+    study_link = p.get_by_test_id("study-mlflow")
+    assert study["mlflow_url"] and study_link.get_attribute("href") == study["mlflow_url"]
+    links = p.get_by_test_id("trial-mlflow")  # one per trial row, in trial order
+    expected = [t["mlflow_run_url"] for t in sorted(study["trials"], key=lambda t: t["number"])]
+    assert all(expected) and [links.nth(i).get_attribute("href") for i in range(links.count())] == (
+        expected
+    )
     infeasible = sum(not t["feasible"] for t in study["trials"])
     assert p.get_by_test_id("breaks-cap").count() == infeasible
     page.check_clean()
+
+
+def test_scatter_axes_of_non_negative_values_do_not_go_below_0(
+    app: RunningApp, page: Watched
+) -> None:
+    """Values near 0 (a trial numbered 0, a small traffic) would pad the axes below 0."""
+    p = page.page
+    p.goto(f"{app.url}/#/studies")
+    p.wait_for_load_state("networkidle")
+    starts, ticks = p.evaluate(
+        """async () => {
+          const { scatterChart } = await import("/js/charts.js");
+          const points = [0, 1, 2, 3, 4, 5].map((i) => ({ x: i, y: [1, 100, 40, 3, 80, 60][i] }));
+          const chart = scatterChart({ points, title: "t", step: points.map((q) => [q.x, q.y]) });
+          chart.style.width = "600px";
+          document.body.append(chart);
+          await new Promise((done) => setTimeout(done, 300));
+          const svg = chart.querySelector("svg");
+          return [[Number(svg.dataset.x0), Number(svg.dataset.y0)],
+                  [...svg.querySelectorAll("text.tick")].map((t) => t.textContent)];
+        }"""
+    )
+    assert starts[0] >= 0 and starts[1] >= 0, starts
+    assert ticks and not any(t.strip().startswith(("-", "−")) for t in ticks), ticks

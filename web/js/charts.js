@@ -338,7 +338,8 @@ export function scatterChart(opts) {
     const [y0, y1] = [yTicks[0], yTicks[yTicks.length - 1]];
     const x = (v) => m.left + ((v - x0) / (x1 - x0 || 1)) * iw;
     const y = (v) => m.top + ih - ((v - y0) / (y1 - y0 || 1)) * ih;
-    const svg = s("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart-canvas" });
+    // data-x0/data-y0: where the plotted axes start (tests check they are not below 0).
+    const svg = s("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", class: "chart-canvas", "data-x0": x0, "data-y0": y0 });
     const titleId = nextId("scatter-title");
     const descId = nextId("scatter-desc");
     svg.setAttribute("aria-labelledby", `${titleId} ${descId}`);

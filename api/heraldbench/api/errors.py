@@ -4,6 +4,8 @@
 
     SpecError, DataError, UnknownNameError, CapacityError  -> 422  {"detail": [problems]}
     NotFoundError                                          -> 404  {"detail": "message"}
+    HTTPException (FastAPI's: 401, 405, 413, 501)          -> its code; a 405's Allow lists
+                                                              every method of the path
     UnavailableError                                       -> 503
     InvariantViolation, any other error                    -> 500
 
@@ -23,9 +25,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import compile_path
 
 from heraldbench.platform.exceptions import (
     CapacityError,
@@ -208,6 +213,29 @@ async def _on_request_validation(request: Request, exc: Exception) -> JSONRespon
     return JSONResponse({"detail": _request_problems(exc)}, status_code=422)
 
 
+async def _on_http_error(request: Request, exc: Exception) -> Any:
+    """FastAPI's own answer, except that a method an API path does not take is a 405 whose
+    ``Allow`` lists every method the API documents for the path (Starlette would name those of
+    the first route matching it, or let the web UI answer with its GET and HEAD, or a 404)."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code in (404, 405):
+        allowed = _methods_of(request)
+        if allowed and request.method not in allowed:  # a path of the API, another method
+            exc = StarletteHTTPException(
+                405, "Method Not Allowed", {**(exc.headers or {}), "Allow": ", ".join(allowed)}
+            )
+    return await http_exception_handler(request, exc)
+
+
+def _methods_of(request: Request) -> list[str]:
+    """The methods the OpenAPI document gives the request's path (none: a path it lacks)."""
+    path = request.url.path
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        if compile_path(template)[0].match(path):
+            return sorted(m.upper() for m in operations)
+    return []
+
+
 async def _on_unexpected(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc)
 
@@ -216,4 +244,5 @@ def install_error_handlers(app: FastAPI) -> None:
     """Register the mapping on ``app``."""
     app.add_exception_handler(HeraldbenchError, _on_heraldbench_error)
     app.add_exception_handler(RequestValidationError, _on_request_validation)
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -30,6 +30,7 @@ from heraldbench.api.core.config import Settings, get_settings
 from heraldbench.api.core.db import Database
 from heraldbench.api.dispatch import Dispatcher
 from heraldbench.api.mlflow_ui import planned_ui
+from heraldbench.api.openapi import customise_openapi
 from heraldbench.api.errors import install_error_handlers
 from heraldbench.api.recovery import reconcile, reconcile_forever
 from heraldbench.api.routes import api_router
@@ -140,26 +141,6 @@ def _mount_web(app: FastAPI, settings: Settings) -> None:
         )
 
 
-def _declare_security_only_with_a_token(app: FastAPI, settings: Settings) -> None:
-    """The OpenAPI document declares bearer security (and its 401s) only when a token is set:
-    without one, every endpoint is open and a client that follows the document sends none."""
-    if settings.auth_required:
-        return
-    generate = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = generate()
-            for operations in schema.get("paths", {}).values():
-                for operation in operations.values():
-                    operation.pop("security", None)
-                    operation.get("responses", {}).pop("401", None)
-            schema.get("components", {}).pop("securitySchemes", None)
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service, configured by ``settings`` (default: from the environment)."""
     settings = settings or get_settings()
@@ -179,5 +160,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(api_router)
     _mount_web(app, app.state.settings)  # last: / must not shadow /api
-    _declare_security_only_with_a_token(app, settings)
+    customise_openapi(app, settings)  # typed spec bodies; bearer security only with a token
     return app

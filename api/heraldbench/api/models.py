@@ -124,6 +124,8 @@ class Study(_Timestamps, Base):
     trials: Mapped[list[Any] | None]
     best: Mapped[list[Any] | None]
     plots: Mapped[dict[str, Any] | None]
+    #: The study's MLflow parent run: ``{"uri", "experiment_id", "run_id"}`` (None: untracked).
+    mlflow: Mapped[dict[str, Any] | None]
     error: Mapped[str | None] = mapped_column(Text)
     traceback: Mapped[str | None] = mapped_column(Text)
     dask_key: Mapped[str] = mapped_column(String(100), index=True)

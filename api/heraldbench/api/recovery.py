@@ -204,7 +204,11 @@ async def _settle_job(db: Database, dispatcher: Dispatcher, row: _Row, report: R
         report.jobs_failed.append(name)
         return
     function = worker.preprocess_dataset if row.model is Dataset else worker.run_study
-    extra = () if row.model is Dataset else (dispatcher.settings.resolved_optuna_storage,)
+    settings = dispatcher.settings
+    extra = (
+        () if row.model is Dataset
+        else (settings.resolved_optuna_storage, settings.resolved_tracking_uri)
+    )  # fmt: skip
     if dispatcher.submit_job(function, row.id, key, *extra):
         report.jobs_resubmitted.append(name)
 

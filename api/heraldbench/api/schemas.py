@@ -27,6 +27,7 @@ __all__ = [
     "RunOut",
     "StudiesPage",
     "StudyOut",
+    "Trial",
     "Validated",
 ]
 
@@ -176,6 +177,8 @@ class Trial(BaseModel):
     feasible: bool = Field(True, description="false: the trial breaks a constraint (a cap)")
     metrics: dict[str, float | None] = Field(default_factory=dict)
     error: str | None = None
+    mlflow_run_id: str | None = Field(None, description="the trial's nested run in MLflow")
+    mlflow_run_url: str | None = Field(None, description="that run in the MLflow UI")
 
 
 class Best(BaseModel):
@@ -197,6 +200,7 @@ class StudyOut(_Out):
     trials: list[Trial]
     best: list[Best]
     plots: dict[str, str | None]
+    mlflow_url: str | None = Field(None, description="the study's parent run in the MLflow UI")
     error: str | None
 
 

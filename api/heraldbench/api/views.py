@@ -14,6 +14,7 @@ from heraldbench.api.schemas import (
     Progress,
     RunOut,
     StudyOut,
+    Trial,
 )
 
 __all__ = ["dataset_out", "experiment_detail", "experiment_summary", "study_out"]
@@ -108,7 +109,7 @@ def dataset_out(dataset: Dataset) -> DatasetOut:
     )
 
 
-def study_out(study: Study) -> StudyOut:
+def study_out(study: Study, settings: Settings) -> StudyOut:
     plots = {
         name: f"/api/studies/{study.id}/plots/{name}"
         if study.plots and study.plots.get(name)
@@ -127,11 +128,30 @@ def study_out(study: Study) -> StudyOut:
         directions=list(study.directions),
         objectives=objectives,
         constraints=[_constraint(c) for c in tuning.get("constraints") or [] if isinstance(c, dict)],
-        trials=study.trials or [],
+        trials=[_trial(t, study.mlflow, settings) for t in study.trials or []],
         best=study.best or [],
         plots=plots,
+        mlflow_url=_mlflow_url(study.mlflow, settings),
         error=study.error,
     )
+
+
+def _mlflow_url(
+    parent: dict[str, Any] | None, settings: Settings, run_id: str | None = None
+) -> str | None:
+    """A run of the study's MLflow experiment (default: its parent run) in the MLflow UI."""
+    if not parent:
+        return None
+    return mlflow_link(
+        settings.mlflow_ui_url, parent.get("uri"), parent.get("experiment_id"),
+        run_id or parent.get("run_id"),
+    )  # fmt: skip
+
+
+def _trial(trial: dict[str, Any], parent: dict[str, Any] | None, settings: Settings) -> Trial:
+    run_id = trial.get("mlflow_run_id")
+    url = _mlflow_url(parent, settings, run_id) if run_id else None
+    return Trial.model_validate({**trial, "mlflow_run_url": url})
 
 
 def _constraint(constraint: dict[str, Any]) -> str:

@@ -345,8 +345,11 @@ def study_stop_event(dask_key: str) -> str:
     return f"{dask_key}-stop"
 
 
-def run_study(database_url: str, study_id: int, dask_key: str, storage: str) -> str:
-    """Run a tuning study through the tuning pipeline (see routes/studies.py)."""
+def run_study(
+    database_url: str, study_id: int, dask_key: str, storage: str, tracking_uri: str | None = None
+) -> str:
+    """Run a tuning study through the tuning pipeline (see routes/studies.py), its trials logged
+    to the service's MLflow store ``tracking_uri`` (None: untracked)."""
     from distributed import worker_client
 
     db = worker_database(database_url)
@@ -358,13 +361,15 @@ def run_study(database_url: str, study_id: int, dask_key: str, storage: str) -> 
         with worker_client() as client:
             summary = tune.run_study(
                 row.spec, storage=storage, study_name=row.storage_name, client=client,
-                stop=study_stop_event(dask_key),
+                stop=study_stop_event(dask_key), track=tracking_uri is not None,
+                uri=tracking_uri,
             )
         values = {
             "status": Status.SUCCEEDED,
             "trials": summary.get("trials", []),
             "best": summary.get("best", []),
             "plots": summary.get("plots", {}),
+            "mlflow": summary.get("mlflow_run"),
         }
     except Exception as exc:  # noqa: BLE001 - stored on the row
         values = _failure(exc)

@@ -132,7 +132,7 @@ def count_runs(document: dict[str, Any]) -> int:
         return points * seeds
     schedulers, has_baseline = 0, False
     for entry in entries:
-        model = registered().get(entry.get("kind")) if isinstance(entry, dict) else None
+        model = _scheduler_of(entry)
         if model is None:
             schedulers += 1
             continue
@@ -202,13 +202,12 @@ def check_runs(grid: Grid) -> None:
 
 def _seeds(doc: dict[str, Any]) -> list[int]:
     seeds = doc.pop("seeds", None)
+    if seeds is not None and "seed" in doc:  # one would be silently dropped
+        raise SpecError("seeds: give either seeds or seed, not both")
     if isinstance(doc.get("seed"), list):
-        if seeds is not None:
-            raise SpecError("give either seeds or a list under seed, not both")
         seeds = doc.pop("seed")
     if seeds is None:
         return [doc.pop("seed", 0)]
-    doc.pop("seed", None)
     if not isinstance(seeds, list) or not seeds:
         raise SpecError(f"seeds: give a non-empty list of seeds (got {seeds!r})")
     if len(set(map(repr, seeds))) != len(seeds):
@@ -222,7 +221,7 @@ def _expand_schedulers(entries: Any) -> tuple[Any, list[str]]:
         return entries, []
     expanded, names = [], []
     for entry in entries:
-        model = registered().get(entry.get("kind")) if isinstance(entry, dict) else None
+        model = _scheduler_of(entry)
         if model is None:  # validation reports the unknown kind
             expanded.append(entry)
             continue
@@ -233,6 +232,12 @@ def _expand_schedulers(entries: Any) -> tuple[Any, list[str]]:
         for values in itertools.product(*(a.values for a in axes)):
             expanded.append(_replace(entry, axes, values))
     return expanded, names
+
+
+def _scheduler_of(entry: Any) -> Any:
+    """The registered scheduler an entry names, or None (validation reports the entry)."""
+    kind = entry.get("kind") if isinstance(entry, dict) else None
+    return registered().get(kind) if isinstance(kind, str) else None
 
 
 def _axes(doc: dict[str, Any], model: type[BaseModel] | None, prefix: KeyPath) -> Iterator[Axis]:

@@ -55,7 +55,8 @@ def _registered_spec(model: type[BaseModel], value: dict[str, Any]) -> type[Base
 
     if model is not SchedulerSpecBase:
         return model
-    scheduler = registered().get(value.get("kind"))
+    kind = value.get("kind")  # a tag of any JSON type: only a string names a kind
+    scheduler = registered().get(kind) if isinstance(kind, str) else None
     return scheduler.spec_cls if scheduler is not None else None
 
 
@@ -72,11 +73,17 @@ def _item_annotation(annotation: Any) -> Any:
     return None
 
 
+def _only_bool(annotation: Any) -> bool:
+    kinds = members(annotation)
+    return bool in kinds and all(m is bool or m is type(None) for m in kinds)
+
+
 def coerced_booleans(
     data: Any, model: type[BaseModel] | None, prefix: str = ""
-) -> Iterator[str]:
-    """Dotted paths of ``true``/``false`` values where ``model`` wants no boolean (pydantic's lax
-    mode would turn ``workers: true`` into 1)."""
+) -> Iterator[tuple[str, str]]:
+    """``(dotted path, problem)`` of each value pydantic's lax mode would coerce to or from a
+    boolean: ``true``/``false`` where ``model`` wants no boolean (``workers: true`` would be 1),
+    and a number or text where it wants only one (``lower_bound: 0`` or ``"no"``)."""
     if model is None or not isinstance(data, dict):
         return
     for key, value in data.items():
@@ -86,10 +93,12 @@ def coerced_booleans(
         yield from _walk(value, annotation, f"{prefix}{key}")
 
 
-def _walk(value: Any, annotation: Any, path: str) -> Iterator[str]:
+def _walk(value: Any, annotation: Any, path: str) -> Iterator[tuple[str, str]]:
     if isinstance(value, bool):
         if not _takes_bool(annotation):
-            yield path
+            yield path, "true/false where a number or text is expected"
+    elif isinstance(value, (int, float, str)) and _only_bool(annotation):
+        yield path, f"{value!r} where true or false is expected"
     elif isinstance(value, dict):
         yield from coerced_booleans(value, nested_model(annotation, value), f"{path}.")
     elif isinstance(value, list):

@@ -51,7 +51,8 @@ def strict_json_loads(text: str | bytes) -> Any:
     """``json.loads`` refusing ``NaN``/``Infinity``, out-of-range numbers and duplicate keys.
 
     Raises:
-        json.JSONDecodeError: invalid JSON; :class:`StrictJSONError` for the refusals above.
+        json.JSONDecodeError: invalid JSON (bytes that are not UTF-8 included);
+            :class:`StrictJSONError` for the refusals above.
     """
     try:
         return json.loads(
@@ -60,6 +61,9 @@ def strict_json_loads(text: str | bytes) -> Any:
     except _Refused as exc:
         doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise StrictJSONError(str(exc), doc, 0) from None
+    except UnicodeDecodeError as exc:  # JSON text is UTF-8 (RFC 8259)
+        doc = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        raise json.JSONDecodeError(f"not UTF-8 ({exc.reason})", doc, exc.start) from None
 
 
 class _StrictLoader(yaml.SafeLoader):

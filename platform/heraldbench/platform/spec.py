@@ -239,8 +239,8 @@ def parse_spec(data: Any) -> ExperimentSpec:
     """Validate a spec given as a mapping; raise :class:`SpecError` naming each bad field."""
     if not isinstance(data, dict):
         raise SpecError(f"a spec must be a mapping of fields, got {type(data).__name__}")
-    for path in coerced_booleans(data, ExperimentSpec):
-        raise SpecError(f"{path}: true/false where a number or text is expected")
+    for path, problem in coerced_booleans(data, ExperimentSpec):
+        raise SpecError(f"{path}: {problem}")
     try:
         return ExperimentSpec.model_validate(data)
     except ValidationError as exc:

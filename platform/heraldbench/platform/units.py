@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["BYTES_PER_VALUE", "format_bytes", "parse_bytes"]
@@ -37,6 +38,8 @@ def parse_bytes(value: int | float | str) -> int:
     if unit not in _UNITS:
         known = ", ".join(u for u in _UNITS if u)
         raise ValueError(f"unknown byte unit {unit!r} in {value!r}; known: {known}")
+    if not math.isfinite(number * _UNITS[unit]):
+        raise ValueError(f"a byte size must be finite, got {value!r}")
     size = int(number * _UNITS[unit])
     if size <= 0:
         raise ValueError(f"a byte size must be positive, got {value!r}")

@@ -114,7 +114,7 @@ export function studyPage({ params }) {
           [`#${id}`, null],
         ],
         badge: statusBadge(st.status),
-        actions: [st.mlflow_url ? externalLink(st.mlflow_url, "Open in MLflow", { class: "btn btn-secondary external" }) : null].filter(Boolean),
+        actions: [st.mlflow_url ? externalLink(st.mlflow_url, "Open in MLflow", { class: "btn btn-secondary external", "data-testid": "study-mlflow" }) : null].filter(Boolean),
         subtitle: dirs.length ? `Objective${dirs.length > 1 ? "s" : ""}: ${dirs.join(", ")}` : null,
       }),
     );
@@ -208,6 +208,7 @@ function trialsTable(trials, dirs, best, objectives = [], caps = []) {
   const paramNames = [...new Set(trials.flatMap((t) => Object.keys(t.params || {})))];
   const nValues = Math.max(dirs.length, ...trials.map((t) => (trialValues(t) || []).length), 1);
   const bestKeys = new Set(best.map((b) => JSON.stringify(b.params)));
+  const tracked = trials.some((t) => t.mlflow_run_url);
   return h(
     "section",
     { class: "card section", "aria-labelledby": "trials-title" },
@@ -220,7 +221,7 @@ function trialsTable(trials, dirs, best, objectives = [], caps = []) {
             "table",
             { class: "table", "data-testid": "trials-table" },
             h("caption", { class: "visually-hidden" }, "Trials of the study"),
-            h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "num" }, "#"), h("th", { scope: "col" }, "State"), paramNames.map((p) => h("th", { scope: "col" }, p)), Array.from({ length: nValues }, (_, i) => h("th", { scope: "col", class: "num" }, objectives[i] ? `${objectives[i]} (${dirs[i] || "minimize"})` : nValues > 1 ? `value ${i + 1}` : "value")))),
+            h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "num" }, "#"), h("th", { scope: "col" }, "State"), paramNames.map((p) => h("th", { scope: "col" }, p)), Array.from({ length: nValues }, (_, i) => h("th", { scope: "col", class: "num" }, objectives[i] ? `${objectives[i]} (${dirs[i] || "minimize"})` : nValues > 1 ? `value ${i + 1}` : "value")), tracked ? h("th", { scope: "col" }, "MLflow") : null)),
             h(
               "tbody",
               {},
@@ -236,6 +237,7 @@ function trialsTable(trials, dirs, best, objectives = [], caps = []) {
                     h("td", {}, statusBadge(String(t.state).toLowerCase()), t.feasible === false ? h("span", { class: "tag tag-warn", "data-testid": "breaks-cap", title: "This trial breaks a cap of the study" }, "breaks cap") : null),
                     paramNames.map((p) => h("td", { class: "mono" }, t.params && p in t.params ? fmtValue(t.params[p]) : "—")),
                     Array.from({ length: nValues }, (_, i) => h("td", { class: "num" }, isNum(vals[i]) ? fmtValue(vals[i]) : "—")),
+                    tracked ? h("td", {}, t.mlflow_run_url ? externalLink(t.mlflow_run_url, "Run", { "data-testid": "trial-mlflow", "aria-label": `Trial ${t.number} in MLflow` }) : "—") : null,
                   );
                 }),
             ),

@@ -87,6 +87,24 @@ def _sqlite_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
+def _add_new_columns(engine: Engine) -> None:
+    """Add the nullable columns a table created by an earlier version lacks (``create_all``
+    creates missing tables only), so a database keeps working across upgrades."""
+    from sqlalchemy import inspect
+
+    inspector = inspect(engine)
+    for table in Base.metadata.sorted_tables:
+        present = {column["name"] for column in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present or not column.nullable:
+                continue
+            kind = column.type.compile(engine.dialect)
+            with engine.begin() as connection:
+                connection.exec_driver_sql(
+                    f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'
+                )
+
+
 @dataclass
 class Database:
     """One app database: an engine and its read and write session factories.
@@ -106,6 +124,7 @@ class Database:
         engine = make_engine(url, **engine_kwargs)
         database = cls(_normalise(url), engine)
         Base.metadata.create_all(engine)
+        _add_new_columns(engine)
         database.remember_file()
         return database
 

@@ -6,6 +6,7 @@ import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Query, Request, Response
+from pydantic import WithJsonSchema
 from starlette.concurrency import run_in_threadpool
 
 from heraldbench.api.bodies import StrictJSONRoute
@@ -18,6 +19,7 @@ from heraldbench.api.deps import (
     require_write,
 )
 from heraldbench.api.models import Status
+from heraldbench.api.openapi import GRID_REF
 from heraldbench.api.planning import plan_experiment
 from heraldbench.api.routes.common import ERRORS, WRITE_ERRORS, RowId
 from heraldbench.api.schemas import Accepted, ExperimentDetail, ExperimentsPage, ExperimentSummary
@@ -39,6 +41,7 @@ _EXAMPLE = {  # examples/small.yaml: seconds per run
 }
 SpecBody = Annotated[
     dict[str, Any],
+    WithJsonSchema(GRID_REF),  # read as a mapping, so that a 422 names fields as submitted
     Body(
         description="an experiment spec; lists of knob values make a grid (docs/api.md)",
         openapi_examples={

@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Request
+from pydantic import WithJsonSchema
 from starlette.concurrency import run_in_threadpool
 
 from heraldbench.api.bodies import StrictJSONRoute
 from heraldbench.api.deps import SettingsDep, require_read
+from heraldbench.api.openapi import GRID_REF
 from heraldbench.api.planning import normalised_spec, plan_experiment
 from heraldbench.api.presets import presets
 from heraldbench.api.routes.common import ERRORS
@@ -30,7 +32,11 @@ def list_presets() -> list[Preset]:
 @router.post("/specs/validate", response_model=Validated, responses=ERRORS)
 async def validate_spec(
     request: Request,
-    document: Annotated[dict[str, Any], Body(description="an experiment spec, possibly a grid")],
+    document: Annotated[
+        dict[str, Any],
+        WithJsonSchema(GRID_REF),
+        Body(description="an experiment spec, possibly a grid"),
+    ],
     settings: SettingsDep,
 ) -> Validated:
     """Check a spec as a submission would (nothing is stored): 200 or 422 naming each field."""

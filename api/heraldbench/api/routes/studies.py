@@ -6,9 +6,10 @@ when it is installed. Until then ``POST /api/studies`` answers **501**. The modu
 ``validate(document: dict) -> dict``
     Check a spec with a ``tuning`` section, raising :class:`SpecError` (422, naming the field)
     when it is invalid; return at least ``{"name": str, "directions": ["minimize", ...]}``.
-``run_study(document: dict, *, storage: str, study_name: str, client) -> dict``
+``run_study(document: dict, *, storage: str, study_name: str, client, stop, track, uri) -> dict``
     Run the study on Dask through ``client`` (the task secedes via ``worker_client``), with the
-    Optuna RDB ``storage`` (``HERALDBENCH_OPTUNA_STORAGE``); return
+    Optuna RDB ``storage`` (``HERALDBENCH_OPTUNA_STORAGE``), logging to the service's MLflow store
+    ``uri`` when ``track``; return
     ``{"trials": [{"number", "state", "params", "values"}], "best": [{"params", "values"}],
     "plots": {"history" | "importances" | "pareto": file path}}``.
 
@@ -25,6 +26,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Query, Request, Response
 from fastapi.responses import FileResponse
+from pydantic import WithJsonSchema
 from sqlalchemy import func, select
 from starlette.concurrency import run_in_threadpool
 
@@ -40,6 +42,7 @@ from heraldbench.api.deps import (
     require_write,
 )
 from heraldbench.api.models import Status, Study
+from heraldbench.api.openapi import SPEC_REF
 from heraldbench.api.routes.common import ERRORS, WRITE_ERRORS, RowId
 from heraldbench.api.schemas import Accepted, Message, StudiesPage, StudyOut
 from heraldbench.api.views import study_out
@@ -49,6 +52,10 @@ __all__ = ["router", "tuning_pipeline"]
 
 router = APIRouter(route_class=StrictJSONRoute, prefix="/studies", tags=["studies"])
 
+#: A study's spec: one spec (no grid), with its tuning section.
+STUDY_SCHEMA = {
+    "allOf": [SPEC_REF], "required": ["tuning"], "properties": {"tuning": {"type": "object"}}
+}
 NOT_IMPLEMENTED = (
     "tuning needs the tuning pipeline (heraldbench.pipelines.tune), which this installation "
     "lacks; experiments (POST /api/experiments) work without it"
@@ -92,7 +99,9 @@ async def submit_study(
     request: Request,
     response: Response,
     document: Annotated[
-        dict[str, Any], Body(description="an experiment spec with a tuning section")
+        dict[str, Any],
+        WithJsonSchema(STUDY_SCHEMA),
+        Body(description="an experiment spec with a tuning section"),
     ],
     db: DatabaseDep,
     settings: SettingsDep,
@@ -105,7 +114,10 @@ async def submit_study(
     request.state.document = document
     checked = await run_in_threadpool(tune.validate, document)
     study_id, key = await run_in_threadpool(_create, db, document, checked)
-    dispatcher.submit_job(worker.run_study, study_id, key, settings.resolved_optuna_storage)
+    dispatcher.submit_job(
+        worker.run_study, study_id, key, settings.resolved_optuna_storage,
+        settings.resolved_tracking_uri,
+    )  # fmt: skip
     location = f"/api/studies/{study_id}"
     response.headers["Location"] = location
     return Accepted(id=study_id, status=Status.QUEUED, location=location)
@@ -114,6 +126,7 @@ async def submit_study(
 @router.get("", response_model=StudiesPage, dependencies=[Depends(require_read)], responses=ERRORS)
 def list_studies(
     db: DatabaseDep,
+    settings: SettingsDep,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
 ) -> StudiesPage:
@@ -121,7 +134,7 @@ def list_studies(
     with db.read() as session:
         total = session.scalar(select(func.count(Study.id))) or 0
         rows = session.scalars(select(Study).order_by(Study.id.desc()).limit(limit).offset(offset))
-        return StudiesPage(data=[study_out(r) for r in rows], count=total)
+        return StudiesPage(data=[study_out(r, settings) for r in rows], count=total)
 
 
 def _study(db: Database, study_id: int) -> Study:
@@ -135,9 +148,9 @@ def _study(db: Database, study_id: int) -> Study:
 @router.get(
     "/{study_id}", response_model=StudyOut, dependencies=[Depends(require_read)], responses=ERRORS
 )
-def get_study(study_id: RowId, db: DatabaseDep) -> StudyOut:
-    """One study: its trials, best parameters and plots."""
-    return study_out(_study(db, study_id))
+def get_study(study_id: RowId, db: DatabaseDep, settings: SettingsDep) -> StudyOut:
+    """One study: its trials (each with its MLflow run), best parameters and plots."""
+    return study_out(_study(db, study_id), settings)
 
 
 def _cancel(db: Database, study_id: int) -> tuple[Study, str | None]:
@@ -159,13 +172,15 @@ def _cancel(db: Database, study_id: int) -> tuple[Study, str | None]:
     dependencies=[Depends(require_write)],
     responses=WRITE_ERRORS,
 )
-async def cancel_study(study_id: RowId, db: DatabaseDep, dispatcher: DispatcherDep) -> StudyOut:
+async def cancel_study(
+    study_id: RowId, db: DatabaseDep, dispatcher: DispatcherDep, settings: SettingsDep
+) -> StudyOut:
     """Cancel a queued or running study: no trial starts, and running trials stop between
     iterations (within seconds); a finished study is unchanged."""
     study, key = await run_in_threadpool(_cancel, db, study_id)
     if key is not None:
         await dispatcher.set_event(worker.study_stop_event(key))
-    return study_out(study)
+    return study_out(study, settings)
 
 
 @router.get(

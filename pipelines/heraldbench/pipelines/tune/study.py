@@ -85,6 +85,11 @@ class StudyOutcome:
             "plots": {name: str(path) for name, path in self.plots.items()},
             "files": {name: str(path) for name, path in self.files.items()},
             "mlflow": self.url(),
+            "mlflow_run": None if self.target is None else {
+                "uri": self.target.uri,
+                "experiment_id": self.target.experiment_id,
+                "run_id": self.target.parent_run_id,
+            },
             "seconds": round(self.seconds, 3),
         }
 

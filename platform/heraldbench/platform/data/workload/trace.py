@@ -94,7 +94,8 @@ class SyntheticProfileSpec(DatasetSpecBase):
     profile: str = Field("criteo-kaggle", min_length=1, max_length=4096)
     samples: int = Field(gt=0, le=1 << 40, description="samples in the trace")
     seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of everything random")
-    scale: float = Field(1.0, gt=0.0, le=1.0, description="fraction of the profile's table sizes")
+    #: Below a billionth, rescaling the profile's curves overflows a float (a 500, not a 422).
+    scale: float = Field(1.0, ge=1e-9, le=1.0, description="fraction of the profile's table sizes")
 
     @field_validator("profile")
     @classmethod

@@ -1,0 +1,207 @@
+"""The OpenAPI document: typed spec bodies, and bearer security only when a token is set.
+
+The spec bodies (``POST /api/experiments``, ``/api/specs/validate``, ``/api/studies``) are read
+as plain JSON objects, so that a 422 names each field by the submitted document (errors.py), but
+the document types them with the JSON Schema of the spec models themselves
+(:class:`~heraldbench.platform.spec.ExperimentSpec`, each registered scheduler's spec):
+
+* ``ExperimentSpec`` is one run's spec (a study's body: it needs a ``tuning`` section);
+* ``ExperimentSpecGrid`` is a grid (pipelines/grid.py): a knob's value may be a non-empty list of
+  values (a scheduler knob's without repeats), and ``seeds`` lists seeds. Every object it names is
+  ``<Model>Grid``, the model with each field a value or a list of values.
+
+What JSON Schema cannot say is checked on submission and answered with a 422 naming the field:
+a dataset file that must exist under a data folder, a cache that must hold one iteration, a grid
+over the run cap, cross-field rules (exactly one cache size; a tuning space naming the knobs of
+the scheduler it tunes).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from fastapi import FastAPI
+
+from heraldbench.api.core.config import Settings
+
+__all__ = ["GRID_REF", "SPEC_REF", "customise_openapi", "spec_schemas"]
+
+_PREFIX = "#/components/schemas/"
+SPEC_REF = {"$ref": f"{_PREFIX}ExperimentSpec"}
+GRID_REF = {"$ref": f"{_PREFIX}ExperimentSpecGrid"}
+#: A byte size as units.parse_bytes reads it ("1.6GiB", "512MB", "4096").
+_BYTE_SIZE = r"^\s*[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?\s*[a-zA-Z]*\s*$"
+Schema = dict[str, Any]
+
+
+def spec_schemas() -> dict[str, Schema]:
+    """Components for a spec and a grid spec (the scheduler registry read now)."""
+    from heraldbench.platform.schedulers import registered
+    from heraldbench.platform.spec import ExperimentSpec
+
+    template = _PREFIX + "{model}"
+    top = ExperimentSpec.model_json_schema(ref_template=template)
+    defs: dict[str, Schema] = top.pop("$defs", {})
+    kinds = []
+    for kind, scheduler in sorted(registered().items()):
+        schema = scheduler.spec_cls.model_json_schema(ref_template=template)
+        defs.update(schema.pop("$defs", {}))
+        name = f"Scheduler.{kind}"
+        defs[name] = _kind_required(schema)
+        kinds.append(name)
+    schedulers = top["properties"]["schedulers"]
+    schedulers["items"] = {"oneOf": [_ref(k) for k in kinds]}
+    schedulers["uniqueItems"] = True  # a scheduler listed twice is refused
+    defs["ExperimentSpec"] = top
+    for schema in defs.values():
+        _as_validated(schema)
+    _kinds_of_unions(defs)
+    grids = {f"{name}Grid": _grid_object(schema, name) for name, schema in defs.items()}
+    _metric_shorthand(defs, grids)
+    grid = grids["ExperimentSpecGrid"]
+    grid["description"] = (
+        "an experiment spec; a list of values where a knob takes one value is a grid axis "
+        "(docs/api.md), and seeds lists seeds to repeat every point with"
+    )
+    grid["properties"]["schedulers"] = {
+        **top["properties"]["schedulers"],
+        "items": {"oneOf": [_ref(f"{k}Grid") for k in kinds]},
+    }
+    seed = top["properties"]["seed"]
+    seeds = {"type": "array", "minItems": 1, "uniqueItems": True, "items": seed}
+    grid["properties"]["seeds"] = {
+        "anyOf": [seeds, {"type": "null"}], "description": "run every point with each seed"
+    }
+    no_seeds = {"properties": {"seeds": {"type": "null"}}}
+    grid["dependentSchemas"] = {"seeds": {"anyOf": [no_seeds, {"not": {"required": ["seed"]}}]}}
+    for name in kinds:  # two equal knob values would list one scheduler twice
+        for knob in grids[f"{name}Grid"]["properties"].values():
+            for option in knob.get("anyOf", []):
+                if option.get("type") == "array" and "minItems" in option:
+                    option["uniqueItems"] = True
+    return {**defs, **grids}
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": _PREFIX + name}
+
+
+def _kind_required(schema: Schema) -> Schema:
+    """A member of a union tagged by ``kind``: the tag is required (it has a default)."""
+    if "kind" in schema.get("properties", {}):
+        schema["required"] = sorted({*schema.get("required", []), "kind"})
+    return schema
+
+
+def _kinds_of_unions(defs: dict[str, Schema]) -> None:
+    """The members of discriminated unions (datasets) need their ``kind``."""
+    for schema in defs.values():
+        for prop in schema.get("properties", {}).values():
+            for option in [prop, *prop.get("anyOf", [])]:
+                for member in option.get("oneOf", []):
+                    name = member.get("$ref", "").removeprefix(_PREFIX)
+                    if name in defs:
+                        _kind_required(defs[name])
+
+
+def _as_validated(schema: Schema) -> None:
+    """What the models' validators add to, or take from, their fields' JSON types, where JSON
+    Schema can say it (a cross-field rule is checked on submission)."""
+    from heraldbench.platform.timemodel import PROFILES
+
+    props = schema.get("properties", {})
+    sized = {"bytes"} if "ratio" in props else {"low", "high"} if "choices" in props else set()
+    if "metric" in props:  # a tuning objective or constraint
+        props["profile"] = {**props["profile"], "enum": sorted(PROFILES)}
+        sized = {"min", "max"} if "min" in props else set()  # cache_memory: a byte size
+    for name in sized & props.keys():  # a byte size as text ("64MiB"), as units.py reads it
+        options = props[name].get("anyOf", [])
+        props[name]["anyOf"] = [o for o in options if o.get("type") != "string"] + [
+            {"type": "string", "pattern": _BYTE_SIZE}
+        ]
+    if {"rows", "bytes", "ratio"} <= props.keys():  # CacheSpec: exactly one size
+        schema["oneOf"] = [
+            {"required": [n], "properties": {n: {"not": {"type": "null"}}}}
+            for n in ("rows", "bytes", "ratio")
+        ]
+
+
+def _metric_shorthand(*groups: dict[str, Schema]) -> None:
+    """An objective may be given as its metric's name alone (``objectives: [traffic]``)."""
+    for defs in groups:
+        for name in ("ObjectiveSpec", "ObjectiveSpecGrid"):
+            if name in defs:
+                metric = defs[name]["properties"]["metric"]
+                defs[name] = {"anyOf": [defs[name], metric]}
+
+
+def _accepts(schema: Schema, kind: str) -> bool:
+    return schema.get("type") == kind or any(o.get("type") == kind for o in schema.get("anyOf", []))
+
+
+def _is_model(schema: Schema) -> bool:
+    options = [schema, *schema.get("anyOf", [])]
+    return any("$ref" in o or "oneOf" in o for o in options)
+
+
+def _grid_value(schema: Schema) -> Schema:
+    """A field's schema in a grid: its value (objects as grids themselves) or a list of values."""
+    inner = copy.deepcopy(schema)
+    description = inner.pop("description", None)
+    for key in ("title", "default"):
+        inner.pop(key, None)
+    single = _as_grid(inner) if _is_model(inner) else inner
+    values = {"type": "array", "minItems": 1, "items": inner}
+    if _accepts(inner, "array"):  # a list-valued field: only a list of lists is an axis
+        values["items"] = {"type": "array", **{k: v for k, v in inner.items() if k != "anyOf"}}
+    grid: Schema = {"anyOf": [single, values]}
+    if description:
+        grid["description"] = description
+    return grid
+
+
+def _as_grid(schema: Schema) -> Schema:
+    """References to models become references to their grids."""
+    if "$ref" in schema:
+        return {**schema, "$ref": schema["$ref"] + "Grid"}
+    out = dict(schema)
+    for key in ("anyOf", "oneOf"):
+        if key in out:
+            out[key] = [_as_grid(o) for o in out[key]]
+    if "discriminator" in out:
+        mapping = out["discriminator"].get("mapping", {})
+        out["discriminator"] = {
+            **out["discriminator"],
+            "mapping": {k: v + "Grid" for k, v in mapping.items()},
+        }
+    return out
+
+
+def _grid_object(schema: Schema, name: str) -> Schema:
+    grid = copy.deepcopy(schema)
+    grid["title"] = f"{schema.get('title', name)} (grid)"
+    for key, prop in schema.get("properties", {}).items():
+        if key != "kind":  # the tag picks the model; a list of tags is no axis
+            grid["properties"][key] = _grid_value(prop)
+    return grid
+
+
+def customise_openapi(app: FastAPI, settings: Settings) -> None:
+    """Add the spec components, and drop bearer security (and its 401s) without a token: then
+    every endpoint is open and a client that follows the document sends none."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(spec_schemas())
+            if not settings.auth_required:
+                for operations in schema.get("paths", {}).values():
+                    for operation in operations.values():
+                        operation.pop("security", None)
+                        operation.get("responses", {}).pop("401", None)
+                schema["components"].pop("securitySchemes", None)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
