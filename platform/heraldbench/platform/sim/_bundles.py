@@ -1,11 +1,12 @@
 """Named argument bundles of the simulator's kernels, built once per run.
 
-The read kernel used to take 39 positional arguments in an order every call site repeated;
-these named tuples carry them instead, built once per run (numba types a named tuple of arrays
-and the kernel unpacks it at its top, once per call, so its loops see plain local arrays as
-before). Kernels whose per-row loops hand arrays to inlined helpers keep plain arguments: an
-array taken from a tuple there costs atomic reference counts per row
-(tests/platform/sim/test_kernel_codegen.py).
+The read kernel takes 39 positional arguments; these named tuples name them once, in the order
+of the kernel's parameters (``_kernels.read_batch``, checked by tests/platform/sim/
+test_bundles.py), and the simulator unpacks them into each call (``*bundle``), so no call site
+repeats the order. They are unpacked rather than handed to the kernel as tuples because numba's
+dispatcher types a named tuple of arrays in Python, array by array, on every call (tens of µs
+per read, which a cheap scheduler such as naive feels), where plain array arguments take its
+compiled fast path (about 1 µs for all of them).
 """
 
 from __future__ import annotations

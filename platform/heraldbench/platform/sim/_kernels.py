@@ -41,23 +41,26 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def read_batch(ids, assign, iteration, settings, rows, evictor, touches,
-               counts):  # pragma: no cover - numba
+def read_batch(
+    ids, assign, iteration,
+    workers, capacity, policy, permanent_cap, bound, per_occurrence,
+    cached, valid, last_use, seen, ahead, lag, pending, tally,
+    occupancy, log_ids, log_t, log_head, log_tail, use_count, permanent, heap_keys, heap_ids,
+    heap_t, heap_size, touch_seq,
+    touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held, evicted_ids,
+    evicted_w, evicted_pending,
+    counts,
+):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
     than bound), where each read copy also takes its updates here (:func:`_hold_updates`).
     Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
-    hits, miss pulls and update pulls. ``settings``, ``rows``, ``evictor`` and ``touches`` are
-    the bundles of ``_bundles`` (ReadSettings, RowState, Evictor, Touches).
+    hits, miss pulls and update pulls. Between ``iteration`` and ``counts`` come the fields of
+    the bundles of ``_bundles`` in order (ReadSettings, RowState, Evictor, Touches), which the
+    simulator unpacks into the call (``_bundles`` says why they are not passed as tuples).
     """
-    workers, capacity, policy, permanent_cap, bound, per_occurrence = settings
-    cached, valid, last_use, seen, ahead, lag, pending, tally = rows
-    (occupancy, log_ids, log_t, log_head, log_tail, use_count, permanent, heap_keys, heap_ids,
-     heap_t, heap_size, touch_seq) = evictor
-    (touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held, evicted_ids,
-     evicted_w, evicted_pending) = touches
     order, starts = group_by_worker(assign, workers)
     n_touched = 0
     n_evicted = 0

@@ -121,13 +121,13 @@ class _Run:
         self.ring = [
             IterationRecords.empty(record_size, self.workers, log_sent) for _ in range(self.lag + 1)
         ]
-        s = self.state  # the read kernel's argument bundles, built once
-        self.read_settings = ReadSettings(
+        s = self.state  # the read kernel's arguments, bundled once and unpacked into each call
+        settings = ReadSettings(
             self.workers, s.capacity, s.policy, s.permanent_cap,
             self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
         )  # fmt: skip
-        self.read_rows, self.evictor = s.read_rows(), s.evictor()
-        self.touches = [rec.touches() for rec in self.ring]
+        self.read_args = (*settings, *s.read_rows(), *s.evictor())
+        self.touches = [tuple(rec.touches()) for rec in self.ring]
         self.batch_ring: list[SampleChunk | None] = [None] * (self.lag + 1)
         self.assign_ring: list[np.ndarray | None] = [None] * (self.lag + 1)
         self.replicated_ring = [False] * (self.lag + 1)
@@ -245,9 +245,9 @@ class _Run:
     def _read_and_write(self, iteration, batch, assign, rec) -> None:
         s = self.state
         counts = np.zeros(3, np.int64)
+        rec_slot = iteration % len(self.ring)
         rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
-            batch.ids, assign, iteration, self.read_settings, self.read_rows, self.evictor,
-            self.touches[iteration % len(self.ring)], counts,
+            batch.ids, assign, iteration, *self.read_args, *self.touches[rec_slot], counts,
         )  # fmt: skip
         self.series[iteration, : Series.EVICT_PUSH] += counts
         if self.sync_with_writes:
