@@ -10,10 +10,11 @@ the document types them with the JSON Schema of the spec models themselves
   values (a scheduler knob's without repeats), and ``seeds`` lists seeds. Every object it names is
   ``<Model>Grid``, the model with each field a value or a list of values.
 
-What JSON Schema cannot say is checked on submission and answered with a 422 naming the field:
-a dataset file that must exist under a data folder, a cache that must hold one iteration, a grid
-over the run cap, cross-field rules (exactly one cache size; a tuning space naming the knobs of
-the scheduler it tunes).
+Rules over a model's fields that JSON Schema can say are in it (a cache's one size, a tuning
+space entry's range or choices, a constraint's min or max). What it cannot say is checked on
+submission and answered with a 422 naming the field: a dataset file that must exist under a data
+folder, a ``time_profile`` file to read, a cache that must hold one iteration, a grid over the run
+cap, cross-field rules (``low < high``; a tuning space naming the knobs of the scheduler it tunes).
 """
 
 from __future__ import annotations
