@@ -122,3 +122,49 @@ def test_a_boolean_knob_takes_only_true_or_false(api_sqlite, value: Any) -> None
         response = api_sqlite.post("/api/specs/validate", json=document)
         assert response.status_code == 422, response.text
         assert "where true or false is expected" in response.json()["detail"][0]["message"]
+
+
+_SERVING = create_app(Settings(track=False, web_dir="no-web", trusted_hosts=("testserver",)))
+SERVED = TestClient(_SERVING).get("/openapi.json").json()
+RANGES = [{"low": 1, "high": 4}, {"low": 0.01, "high": 0.3, "log": True},
+          {"low": 1, "high": 9, "step": 2}, {"choices": ["lru", "lfu"]}]  # fmt: skip
+NOT_RANGES = [{}, {"low": 1}, {"high": 4}, {"low": None, "high": 4}, {"log": True},
+              {"choices": None}, {"choices": [1], "low": 1}, {"choices": [1], "log": True},
+              {"choices": [1], "step": 1}, {"low": 1, "high": 4, "choices": [1]},
+              {"low": 1, "high": 16, "step": 1, "log": True}, {"low": 0, "high": 1, "log": True},
+              {"choices": [1, 1]}, {"low": 1, "high": 4, "step": 0}]  # fmt: skip
+
+
+def test_a_search_space_entry_needs_low_and_high_or_choices() -> None:
+    """The served document says ParamRange._one_form's rule: a knob given ``{}`` is not a study
+    body (schemathesis sent one, and the service answered "give low and high, or choices")."""
+    entry = SERVED["components"]["schemas"]["ParamRange"]
+    assert {"required": ["low", "high"]}.items() <= entry["anyOf"][0].items()
+    assert {"required": ["choices"]}.items() <= entry["anyOf"][1].items()
+    check = Draft202012Validator({**SERVED, **entry})
+    for document in RANGES:
+        assert check.is_valid(document), document
+    for document in NOT_RANGES:
+        assert not check.is_valid(document), document
+
+
+@pytest.mark.parametrize("path", SPEC_PATHS)
+def test_a_knob_given_no_range_is_schema_invalid_and_a_422(api_sqlite, path: str) -> None:
+    def study(entry: Any, knob: str = "scheduler.lookahead") -> dict[str, Any]:
+        return tiny_spec(tuning={"space": {knob: entry}, "objectives": ["traffic"]})
+
+    assert valid(path, study({"low": 1, "high": 4}))
+    assert not valid(path, study({}))
+    assert not valid(path, study({"low": 1, "high": 4}, knob="lookahead"))  # no group
+    assert not valid(path, study({"low": 1, "high": 4}, knob="scheduler.colour"))  # no knob
+    sizes = {"cache.rows": {"low": 1, "high": 4}, "cache.ratio": {"low": 0.1, "high": 0.5}}
+    both = {"space": sizes, "objectives": ["traffic"]}
+    assert not valid(path, tiny_spec(tuning=both))
+    constraint = {"metric": "traffic"}  # neither min nor max
+    assert not valid(path, tiny_spec(tuning={**study({"low": 1, "high": 4})["tuning"],
+                                             "constraints": [constraint]}))  # fmt: skip
+    response = api_sqlite.post(path, json=study({}))
+    assert response.status_code == 422, response.text
+    problem = response.json()["detail"][0]
+    assert problem["field"] == "tuning.space.scheduler.lookahead"
+    assert "give low and high, or choices" in problem["message"]

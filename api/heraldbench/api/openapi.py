@@ -10,10 +10,11 @@ the document types them with the JSON Schema of the spec models themselves
   values (a scheduler knob's without repeats), and ``seeds`` lists seeds. Every object it names is
   ``<Model>Grid``, the model with each field a value or a list of values.
 
-What JSON Schema cannot say is checked on submission and answered with a 422 naming the field:
-a dataset file that must exist under a data folder, a cache that must hold one iteration, a grid
-over the run cap, cross-field rules (exactly one cache size; a tuning space naming the knobs of
-the scheduler it tunes).
+Rules over a model's fields that JSON Schema can say are in it (a cache's one size, a tuning
+space entry's range or choices, a constraint's min or max). What it cannot say is checked on
+submission and answered with a 422 naming the field: a dataset file that must exist under a data
+folder, a ``time_profile`` file to read, a cache that must hold one iteration, a grid over the run
+cap, cross-field rules (``low < high``; a tuning space naming the knobs of the scheduler it tunes).
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ def spec_schemas() -> dict[str, Schema]:
     from heraldbench.platform.spec import ExperimentSpec
 
     template = _PREFIX + "{model}"
-    top = ExperimentSpec.model_json_schema(ref_template=template)
+    top = copy.deepcopy(ExperimentSpec.model_json_schema(ref_template=template))
     defs: dict[str, Schema] = top.pop("$defs", {})
     kinds = []
     for kind, scheduler in sorted(registered().items()):
-        schema = scheduler.spec_cls.model_json_schema(ref_template=template)
+        schema = copy.deepcopy(scheduler.spec_cls.model_json_schema(ref_template=template))
         defs.update(schema.pop("$defs", {}))
         name = f"Scheduler.{kind}"
         defs[name] = _kind_required(schema)
@@ -56,6 +57,8 @@ def spec_schemas() -> dict[str, Schema]:
     defs["ExperimentSpec"] = top
     for schema in defs.values():
         _as_validated(schema)
+        _exclusive_bounds(schema)
+    _searchable(defs["TuningSpec"]["properties"]["space"], registered().values())
     _kinds_of_unions(defs)
     grids = {f"{name}Grid": _grid_object(schema, name) for name, schema in defs.items()}
     _metric_shorthand(defs, grids)
@@ -127,6 +130,33 @@ def _as_validated(schema: Schema) -> None:
         ]
 
 
+def _searchable(space: Schema, schedulers: Any) -> None:
+    """A tuning space names ``scheduler.<knob>`` (a knob of some scheduler; which one's is
+    checked on submission) or ``cache.<field>``, and at most one cache size."""
+    from heraldbench.platform.tuning import CACHE_NAMES
+
+    knobs = {k for s in schedulers for k in s.spec_cls.model_fields if k != "kind"}
+    names = [f"scheduler.{k}" for k in sorted(knobs)] + [f"cache.{n}" for n in CACHE_NAMES]
+    space["propertyNames"] = {"enum": names}
+    sizes = ("cache.rows", "cache.bytes", "cache.ratio")
+    pairs = [[a, b] for i, a in enumerate(sizes) for b in sizes[i + 1 :]]
+    space["not"] = {"anyOf": [{"required": pair} for pair in pairs]}
+
+
+def _exclusive_bounds(schema: Any) -> None:
+    """pydantic writes a bound on a union (``step: int | float | None = Field(gt=0)``) as its
+    own ``gt``/``ge``/``lt``/``le``: JSON Schema's names for them."""
+    names = {"gt": "exclusiveMinimum", "ge": "minimum", "lt": "exclusiveMaximum", "le": "maximum"}
+    if isinstance(schema, dict):
+        for key in [k for k in names if k in schema and "anyOf" in schema]:
+            schema[names[key]] = schema.pop(key)
+        for value in schema.values():
+            _exclusive_bounds(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _exclusive_bounds(value)
+
+
 def _metric_shorthand(*groups: dict[str, Schema]) -> None:
     """An objective may be given as its metric's name alone (``objectives: [traffic]``)."""
     for defs in groups:
@@ -184,7 +214,29 @@ def _grid_object(schema: Schema, name: str) -> Schema:
     for key, prop in schema.get("properties", {}).items():
         if key != "kind":  # the tag picks the model; a list of tags is no axis
             grid["properties"][key] = _grid_value(prop)
+    for key in ("anyOf", "oneOf"):  # a model's rules over its fields (ParamRange, CacheSpec)
+        if key in grid:
+            grid[key] = [_grid_rule(rule, schema.get("properties", {})) for rule in grid[key]]
     return grid
+
+
+def _grid_rule(rule: Schema, fields: dict[str, Schema]) -> Schema:
+    """A rule's condition on a field holds of its value, or of each value of its axis."""
+    out = dict(rule)
+    for key in ("anyOf", "oneOf"):
+        if key in out:
+            out[key] = [_grid_rule(r, fields) for r in out[key]]
+    if "properties" in out:
+        out["properties"] = {
+            name: _grid_condition(cond, _accepts(fields.get(name, {}), "array"))
+            for name, cond in out["properties"].items()
+        }
+    return out
+
+
+def _grid_condition(cond: Schema, listed: bool) -> Schema:
+    value = {"allOf": [cond, {"type": "array"}]} if listed else cond  # only lists of lists
+    return {"anyOf": [cond, {"type": "array", "minItems": 1, "items": value}]}
 
 
 def customise_openapi(app: FastAPI, settings: Settings) -> None:

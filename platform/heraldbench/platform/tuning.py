@@ -84,14 +84,48 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+_NULL = {"type": "null"}
+_SET = {"not": _NULL}
+#: The rules of ParamRange._one_form that JSON Schema can say (the OpenAPI document): a range
+#: (``low`` and ``high``; with ``log``, no ``step`` and ``low`` > 0) or ``choices``, not both.
+#: ``low < high``, an integer range's integer step and a step dividing the span are checked only.
+_ONE_FORM = {
+    "anyOf": [
+        {
+            "required": ["low", "high"],
+            "properties": {"low": _SET, "high": _SET, "choices": _NULL},
+            "anyOf": [
+                {"properties": {"log": {"const": False}}},
+                {"properties": {"step": _NULL, "low": {"exclusiveMinimum": 0}}},
+            ],
+        },
+        {
+            "required": ["choices"],
+            "properties": {
+                "choices": _SET, "low": _NULL, "high": _NULL, "step": _NULL,
+                "log": {"const": False},
+            },
+        },
+    ]
+}  # fmt: skip
+
+
+#: ConstraintSpec._a_bound's rule: ``min`` or ``max`` (``min <= max`` is checked only).
+_A_BOUND = {"anyOf": [{"required": [k], "properties": {k: _SET}} for k in ("min", "max")]}
+
+
 class ParamRange(_Strict):
     """A range (``low``, ``high``, optional ``step`` or ``log``) or a list of ``choices``."""
+
+    model_config = ConfigDict(json_schema_extra=_ONE_FORM)
 
     low: int | float | None = None
     high: int | float | None = None
     step: int | float | None = Field(None, gt=0)
     log: bool = False
-    choices: list[Scalar] | None = Field(None, min_length=1)
+    choices: list[Scalar] | None = Field(
+        None, min_length=1, json_schema_extra={"uniqueItems": True}
+    )
 
     @field_validator("low", "high", mode="before")
     @classmethod
@@ -172,6 +206,8 @@ class ConstraintSpec(_MetricRef):
     """A bound on a metric, in its unit: ``min`` and/or ``max`` (``cache_memory``: MiB, or a
     byte size such as ``256MiB``)."""
 
+    model_config = ConfigDict(json_schema_extra=_A_BOUND)
+
     min: float | None = None
     max: float | None = None
 
@@ -221,7 +257,9 @@ class TuningSpec(_Strict):
 
     scheduler: str | None = Field(None, description="kind of the schedulers entry to tune")
     space: dict[str, ParamRange] = Field(min_length=1)
-    objectives: list[ObjectiveSpec] = Field(min_length=1, max_length=4)
+    objectives: list[ObjectiveSpec] = Field(
+        min_length=1, max_length=4, json_schema_extra={"uniqueItems": True}
+    )
     constraints: list[ConstraintSpec] = []
     trials: int = Field(20, ge=1, le=10_000, description="trials to add per run of the study")
     parallel: int | None = Field(None, ge=1, le=1024, description="trials at once (all workers)")
