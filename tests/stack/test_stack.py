@@ -163,6 +163,27 @@ def test_the_web_ui_and_the_links_it_shows_answer(stack: Stack) -> None:
     assert status == 200 and "Dask" in dashboard
 
 
+def test_a_distributed_training_spans_the_two_dask_workers(stack: Stack) -> None:
+    """mode: train with backend distributed: one rank per `dask worker` process of the stack (before
+    the test below kills one of them)."""
+    spec = tiny_spec(name=f"stack-dist-{uuid.uuid4().hex[:8]}", mode="train",
+                     schedulers=[{"kind": "naive"}],
+                     cluster={"workers": 2, "batch_size": 32},
+                     train={"model": "small", "backend": "distributed", "device": "cpu"})  # fmt: skip
+    experiment_id = _submit(stack, spec)
+    assert _wait(stack, experiment_id, timeout=300)["status"] == "succeeded", stack.logs()
+    _, runs = _app_rows(stack, experiment_id)
+    trained = [r for r in runs if r["result"] and r["result"].get("measured")]
+    assert trained, runs
+    measured = trained[0]["result"]["measured"]
+    assert measured["ranks"] == 2 and measured["bytes"]["network"] > 0
+    children = _assert_one_finished_mlflow_run_per_app_run(stack, experiment_id)
+    (child,) = [c for c in children if c["info"]["run_id"] == trained[0]["mlflow_run_id"]]
+    metrics = _metrics(child)
+    assert metrics["measured/samples_per_second"] == measured["samples_per_second"]
+    assert "iteration/measured_compute_s" in metrics  # stepped: one value per iteration
+
+
 def _worker_at(stack: Stack, address: str) -> Started:
     port = int(address.rsplit(":", 1)[1])
     (worker,) = [w for w in stack.workers() if port in w.listening_ports()]
@@ -202,22 +223,3 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_no_run(stack: Stack) -> No
         f"{[r['attempts'] for r in runs]}; finished in {time.monotonic() - started:.1f} s"
     )
 
-
-def test_a_distributed_training_spans_the_two_dask_workers(stack: Stack) -> None:
-    """mode: train with backend distributed: one rank per `dask worker` process of the stack."""
-    spec = tiny_spec(name=f"stack-dist-{uuid.uuid4().hex[:8]}", mode="train",
-                     schedulers=[{"kind": "naive"}],
-                     cluster={"workers": 2, "batch_size": 32},
-                     train={"model": "small", "backend": "distributed", "device": "cpu"})  # fmt: skip
-    experiment_id = _submit(stack, spec)
-    assert _wait(stack, experiment_id, timeout=300)["status"] == "succeeded", stack.logs()
-    _, runs = _app_rows(stack, experiment_id)
-    trained = [r for r in runs if r["result"] and r["result"].get("measured")]
-    assert trained, runs
-    measured = trained[0]["result"]["measured"]
-    assert measured["ranks"] == 2 and measured["bytes"]["network"] > 0
-    children = _assert_one_finished_mlflow_run_per_app_run(stack, experiment_id)
-    (child,) = [c for c in children if c["info"]["run_id"] == trained[0]["mlflow_run_id"]]
-    metrics = _metrics(child)
-    assert metrics["measured/samples_per_second"] == measured["samples_per_second"]
-    assert "iteration/measured_compute_s" in metrics  # stepped: one value per iteration
