@@ -11,7 +11,7 @@ import datetime
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,7 +68,6 @@ class RankJob:
     world: int
     master: str
     threads: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def device_of(settings, rank: int) -> torch.device:

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from heraldbench.platform.dist.worker import write_whole
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.timeprofile import FORMAT, VERSION, fit_link
 
@@ -170,8 +171,7 @@ def main(folder: str, rank_text: str) -> int:
     job = json.loads((root / "job.json").read_text())
     result = run_probe_rank(job["options"], rank, job["world"], job["master"], job["threads"])
     if rank == 0:
-        (root / "result.tmp").write_text(json.dumps(result))
-        os.replace(root / "result.tmp", root / "result.json")
+        write_whole(root / "result.json", json.dumps(result).encode())
     return 0
 
 

@@ -13,10 +13,17 @@ import threading
 import traceback
 from pathlib import Path
 
-__all__ = ["main"]
+__all__ = ["main", "write_whole"]
 
 #: Seconds between heartbeats; the watchdog allows the spec's timeout_s without one.
 BEAT_S = 2.0
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` so that a reader sees the old file or the new one, never a part."""
+    part = path.with_name(path.name + ".part")
+    part.write_bytes(data)
+    os.replace(part, path)
 
 
 def _heartbeat(path: Path, stop: threading.Event) -> None:
@@ -36,8 +43,7 @@ def main(folder: str, rank_text: str) -> int:
     threading.Thread(target=_heartbeat, args=(root / f"beat-{rank}", stop), daemon=True).start()
 
     def progress(done: int, total: int) -> None:
-        (root / "progress.tmp").write_text(f"{done} {total}")
-        os.replace(root / "progress.tmp", root / "progress")
+        write_whole(root / "progress", f"{done} {total}".encode())
 
     try:
         outcomes = run_rank(job, rank, progress if rank == 0 else None)
@@ -47,8 +53,7 @@ def main(folder: str, rank_text: str) -> int:
     finally:
         stop.set()
     if rank == 0:
-        (root / "result.tmp").write_bytes(pickle.dumps(outcomes))
-        os.replace(root / "result.tmp", root / "result.pkl")
+        write_whole(root / "result.pkl", pickle.dumps(outcomes))
     return 0
 
 
