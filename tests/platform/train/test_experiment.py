@@ -164,3 +164,14 @@ def test_the_200k_criteo_like_spec_learns_under_every_scheduler() -> None:
     assert runs["het"].training["stale_reads"] > 0
     train, _ = split_trace(spec.dataset.open(), 0.1)
     assert runs["herald"].counts == simulate_run(spec, spec.schedulers[0], trace=train).counts
+
+
+def test_a_split_for_training_only_reads_no_held_out_samples():
+    from heraldbench.platform.train import split_trace
+    from tests.platform.train._tiny import tiny_trace
+
+    trace = tiny_trace(samples=400)
+    train, held_out = split_trace(trace, 0.25, read_held_out=False)
+    assert held_out is None
+    full_train, full_held_out = split_trace(trace, 0.25)
+    assert train.num_samples == full_train.num_samples == 300 and len(full_held_out) == 100

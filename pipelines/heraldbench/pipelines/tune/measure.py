@@ -46,7 +46,7 @@ def traffic_trace(spec: ExperimentSpec) -> TraceSource:
         return trace
     from heraldbench.platform.train import training_split
 
-    return training_split(spec, trace)[0]
+    return training_split(spec, trace, read_held_out=False)[0]
 
 
 def baseline(document: dict[str, Any]) -> dict[str, float]:

@@ -107,7 +107,9 @@ def _train_all(spec, job: RankJob, setup: RankSetup, progress: Progress | None):
     from heraldbench.platform.schedulers import from_spec
     from heraldbench.platform.train.experiment import training_split
 
-    train_trace, held_out = training_split(spec, spec.dataset.open())
+    # Only rank 0 scores the model: the others skip reading the held-out tail.
+    train_trace, held_out = training_split(spec, spec.dataset.open(),
+                                           read_held_out=setup.rank == 0)  # fmt: skip
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
     listed = scheduler_specs(spec)
     outcomes = []
@@ -211,5 +213,5 @@ def _outcome(run, scheduler, trace, flushed, samples, trained, evaluating, repor
         model=run.model,
         table=run.gathered_final,
         info={"threads": torch.get_num_threads(), "measured": measured,
-              "held_out_samples": len(run.held_out)},  # fmt: skip
+              "held_out_samples": len(run.held_out), "trace": trace.describe()},  # fmt: skip
     )

@@ -59,7 +59,7 @@ class RankRun:
         config = model_config(settings.model, embedding_dim=embedding_dim,
                               num_dense=trace.num_dense, num_sparse=trace.layout.num_tables)
         self.model = DLRM(config, seed=settings.torch_seed).to(self.device, dtype)
-        self.params = [p for p in self.model.parameters()]
+        self.params = list(self.model.parameters())
         self.optimizer = torch.optim.SGD(self.params, lr=settings.lr_dense)
         table = init_embedding_table(trace.layout.sizes, embedding_dim, settings.torch_seed)
         rows = table.shape[0]

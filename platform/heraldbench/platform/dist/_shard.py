@@ -56,20 +56,20 @@ class PSShard:
         index = torch.from_numpy(self.global_ids)
         self.values = table.index_select(0, index).to(device).contiguous()
 
-    def _local(self, ids: np.ndarray) -> torch.Tensor:
+    def local_index(self, ids: np.ndarray) -> torch.Tensor:
         local = np.asarray(ids, np.int64) // self.layout.count
         return torch.from_numpy(local).to(self.values.device)
 
     def read(self, ids: np.ndarray) -> torch.Tensor:
         """(n, D) the PS values of ``ids`` (rows this rank owns)."""
-        return self.values.index_select(0, self._local(ids))
+        return self.values.index_select(0, self.local_index(ids))
 
     def add(self, ids: np.ndarray, deltas: torch.Tensor) -> None:
         """``PS[k] += delta`` (repeated rows add up: co-writers' shares)."""
         if len(ids):
-            self.values.index_add_(0, self._local(ids), deltas)
+            self.values.index_add_(0, self.local_index(ids), deltas)
 
     def assign(self, ids: np.ndarray, values: torch.Tensor) -> None:
         """``PS[k] = value`` (a replica written back whole)."""
         if len(ids):
-            self.values.index_copy_(0, self._local(ids), values)
+            self.values.index_copy_(0, self.local_index(ids), values)

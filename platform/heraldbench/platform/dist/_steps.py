@@ -133,7 +133,7 @@ class RowMover:
         layout, local = self.shard.layout, self.shard
         for (ids, values), whole in ((adds, False), (assigns, True)):
             got_ids, got = self.exchange.unplanned(layout.owner(ids), ids, values)
-            index = local._local(got_ids)
+            index = local.local_index(got_ids)
             if whole:
                 target.index_copy_(0, index, got)
             else:

@@ -85,8 +85,7 @@ def train_run(
 
         index = [s for s, _ in scheduler_specs(spec)].index(sched_spec)
         outcome = train_distributed(spec, [index], progress=progress)[0]
-        held = int(outcome.info.get("held_out_samples", 0))
-        return run_result(sched_spec, outcome, held, baseline_added)
+        return run_result(sched_spec, outcome, outcome.info["held_out_samples"], baseline_added)
     train_trace, held_out = split if split is not None else training_split(spec, spec.dataset.open())
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
     scheduler = from_spec(
@@ -111,6 +110,7 @@ def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_sa
                baseline_added: bool) -> TrainRunResult:  # fmt: skip
     """The :class:`TrainRunResult` of one trained scheduler."""
     info = {k: v for k, v in outcome.info.items() if k not in ("measured", "held_out_samples")}
+    # info["trace"]: the training trace a distributed run's ranks split (train_experiment)
     return TrainRunResult(
         scheduler=sched_spec.kind,
         params=sched_spec.knobs(),
@@ -139,14 +139,16 @@ def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_sa
     )
 
 
-def training_split(spec: ExperimentSpec, trace: TraceSource) -> tuple[TraceSource, SampleChunk]:
+def training_split(spec: ExperimentSpec, trace: TraceSource, *, read_held_out: bool = True
+                   ) -> tuple[TraceSource, SampleChunk | None]:  # fmt: skip
     """The spec's (training trace, held-out samples): ``eval_fraction`` held out, and the
-    training part cut to ``max_iterations`` global batches when set."""
+    training part cut to ``max_iterations`` global batches when set (held-out samples None
+    without ``read_held_out``: see :func:`split_trace`)."""
     settings = spec.train or TrainSpec()
     limit = None
     if settings.max_iterations is not None:
         limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
-    return split_trace(trace, settings.eval_fraction, limit)
+    return split_trace(trace, settings.eval_fraction, limit, read_held_out=read_held_out)
 
 
 def fill_metric_deltas(runs: list[TrainRunResult]) -> None:
@@ -171,23 +173,25 @@ def train_experiment(
     cluster."""
     configure_threads()
     trace = trace if trace is not None else spec.dataset.open()
-    split = training_split(spec, trace)
-    if (spec.train or TrainSpec()).backend == "distributed":
-        runs = _train_all_distributed(spec, progress, len(split[1]), scheduler_address)
+    if (spec.train or TrainSpec()).backend == "distributed":  # the ranks open and split it
+        runs = _train_all_distributed(spec, progress, scheduler_address)
+        described = runs[0].training["trace"]
     else:
+        split = training_split(spec, trace)
         runs = [
             train_run(spec, sched_spec, split=split, baseline_added=added,
                       progress=progress(sched_spec.kind) if progress else None)  # fmt: skip
             for sched_spec, added in scheduler_specs(spec)
         ]
+        described = split[0].describe()
     fill_relative(runs)  # type: ignore[arg-type]
     fill_metric_deltas(runs)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
-    return ExperimentResult(spec, split[0].describe(), cache_rows, runs)  # type: ignore[arg-type]
+    return ExperimentResult(spec, described, cache_rows, runs)  # type: ignore[arg-type]
 
 
 def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | None,
-                           held_out: int, address: str | None) -> list[TrainRunResult]:  # fmt: skip
+                           address: str | None) -> list[TrainRunResult]:  # fmt: skip
     """Every scheduler of ``spec`` in one launch of the ranks (one process group)."""
     from heraldbench.platform.dist import train_distributed
 
@@ -195,7 +199,8 @@ def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | Non
     report = progress("all schedulers") if progress else None
     outcomes = train_distributed(spec, list(range(len(listed))), progress=report,
                                  scheduler_address=address)  # fmt: skip
-    return [run_result(s, o, held_out, added) for (s, added), o in zip(listed, outcomes, strict=True)]
+    return [run_result(s, o, o.info["held_out_samples"], added)
+            for (s, added), o in zip(listed, outcomes, strict=True)]  # fmt: skip
 
 
 def _fmt(value: float | None, digits: int = 3, signed: bool = False) -> str:

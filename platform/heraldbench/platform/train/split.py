@@ -34,11 +34,12 @@ class TraceSlice(TraceSource):
         return {**self.source.describe(), "samples": self.num_samples, "first_sample": self.start}
 
 
-def split_trace(trace: TraceSource, eval_fraction: float, max_train_samples: int | None = None
-                ) -> tuple[TraceSource, SampleChunk]:  # fmt: skip
+def split_trace(trace: TraceSource, eval_fraction: float, max_train_samples: int | None = None,
+                *, read_held_out: bool = True) -> tuple[TraceSource, SampleChunk | None]:  # fmt: skip
     """(training trace, held-out samples): the last ``eval_fraction`` of the trace is held out
     (in memory: 4·(F + N + 1) bytes a sample); training uses at most ``max_train_samples`` of
-    the rest, from its start."""
+    the rest, from its start. ``read_held_out=False`` skips reading the held-out samples (a
+    pass over the whole trace) for a caller that only trains: they come back as None."""
     held = int(round(trace.num_samples * eval_fraction))
     train_end = trace.num_samples - held
     if held < 1 or train_end < 1:
@@ -47,5 +48,7 @@ def split_trace(trace: TraceSource, eval_fraction: float, max_train_samples: int
             f"{'held-out' if held < 1 else 'training'} samples"
         )
     stop = train_end if max_train_samples is None else min(train_end, max_train_samples)
+    if not read_held_out:
+        return TraceSlice(trace, 0, stop), None
     tail = list(TraceSlice(trace, train_end, trace.num_samples).chunks(held))
     return TraceSlice(trace, 0, stop), tail[0]
