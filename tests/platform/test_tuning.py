@@ -143,6 +143,8 @@ def test_training_metrics_and_pruning_need_train_mode_and_an_eval_interval() -> 
         ({"low": 1, "high": 9, "step": 0.5}, "integer step"),
         ({"choices": [1, 1]}, "repeat"),
         ({"low": True, "high": 8}, "byte size"),
+        ({"low": -1.7e308, "high": 1.7e308}, "finite"),
+        ({"low": 0.0, "high": 8.98846567431158e307, "step": 0.5}, "multiple of step"),
     ],
 )
 def test_a_range_is_one_consistent_form(document, words) -> None:

@@ -37,6 +37,8 @@ iteration.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -146,6 +148,8 @@ class ParamRange(_Strict):
             raise ValueError("give low and high, or choices")
         if not self.low < self.high:
             raise ValueError(f"low must be below high, got low={self.low}, high={self.high}")
+        if not math.isfinite(float(self.high) - float(self.low)):  # a sampler cannot span it
+            raise ValueError(f"high - low must be finite, got low={self.low}, high={self.high}")
         if self.log and (self.step is not None or self.low <= 0):
             raise ValueError(f"a log range needs low > 0 and no step (low={self.low})")
         if self.kind == "int" and not isinstance(self.step or 1, int):
@@ -174,7 +178,7 @@ class ParamRange(_Strict):
 
 def _multiple(span: float, step: float) -> bool:
     ratio = span / step
-    return abs(ratio - round(ratio)) < 1e-9
+    return math.isfinite(ratio) and abs(ratio - round(ratio)) < 1e-9
 
 
 class _MetricRef(_Strict):
