@@ -103,6 +103,16 @@ def test_measured_profile_models_the_trainer_rounds_by_hand(tmp_path) -> None:
     assert est.steady_iteration_s == pytest.approx(expected[1])
 
 
+def test_a_replica_pays_compute_for_its_replicated_rows(tmp_path) -> None:
+    compute = DOC["compute"] | {"replicated_us": 30.0, "replicated_us_per_row": 0.5}
+    hw = load_time_profile(save_time_profile(tmp_path / "p.yaml", DOC | {"compute": compute}))
+    est = model_time(SERIES, workers=2, batch_size=4, embedding_dim=16, profile=hw)
+    # it 1 has 10 replicated rows: 30 us + 10 × 0.5 us more compute than the plain profile's.
+    expected = np.array([40 + 10.24 + 200 + 60, 40 + 30 + 5 + 62.56]) * 1e-6
+    np.testing.assert_allclose(est.iteration_s, expected)
+    assert est.compute_s == pytest.approx((40 + 40 + 35) * 1e-6)
+
+
 def test_named_profiles_are_unchanged_and_the_measured_one_is_added(tmp_path) -> None:
     hw = load_time_profile(save_time_profile(tmp_path / "p.yaml", DOC))
     times = model_times(SERIES, workers=2, batch_size=4, embedding_dim=16, extra=(hw,))

@@ -16,6 +16,10 @@ iteration, with the costs ``profile-cluster`` fitted on the same collectives. It
   measured on the model) + the replicated rows' gradients. The simulator counts the latter as
   ring-weighted row-transfers, 2(W−1) × rows summed over workers; the payload is those rows.
   Its time is the all-reduce fit at that payload (the ring's steps are inside the fit).
+* **Replicated rows cost compute**: every replica scatters its gradients of the rows whose
+  gradients are all-reduced into the payload and applies the update to every such row it holds
+  (BagPipe's replicated cache, FAE's hot batches): ``replicated_us`` per iteration with such rows
+  plus ``replicated_us_per_row`` per distinct row, measured by ``profile-cluster``.
 * **HET's version checks** ride in the pull round, 8 bytes each (the trainer replays the stream
   and sends none; kept so the model stays the one of the named profiles).
 """
@@ -27,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Collectives", "collective_comm"]
+__all__ = ["Collectives", "collective_comm", "replicated_compute"]
 
 _VERSION_CHECK_BYTES = 8
 
@@ -43,6 +47,8 @@ class Collectives:
         dense_allreduce_bytes: the dense gradients and the loss, all-reduced every iteration.
         bytes_per_value: bytes of one embedding value in the trainer (its dtype).
         ps_colocated: the PS is sharded over the workers (a worker's own rows move nothing).
+        replicated_us, replicated_us_per_row: a replica's compute for replicated rows, per
+            iteration that has them and per distinct row.
     """
 
     all_to_all_latency_us: float
@@ -52,6 +58,21 @@ class Collectives:
     dense_allreduce_bytes: int
     bytes_per_value: int = 4
     ps_colocated: bool = True
+    replicated_us: float = 0.0
+    replicated_us_per_row: float = 0.0
+
+
+def _replicated_rows(column: Callable[[str], np.ndarray], workers: int) -> np.ndarray:
+    """Distinct rows whose gradients are all-reduced, per iteration: the simulator counts them
+    ring-weighted, 2(W−1) row-transfers each."""
+    return column("allreduce") / (2.0 * max(workers - 1, 1))
+
+
+def replicated_compute(column: Callable[[str], np.ndarray], workers: int,
+                       c: Collectives) -> np.ndarray:  # fmt: skip
+    """Seconds per iteration a replica spends on replicated rows (0 where there are none)."""
+    rows = _replicated_rows(column, workers)
+    return ((rows > 0) * c.replicated_us + rows * c.replicated_us_per_row) * 1e-6
 
 
 def collective_comm(column: Callable[[str], np.ndarray], workers: int, embedding_dim: int,
@@ -70,7 +91,7 @@ def collective_comm(column: Callable[[str], np.ndarray], workers: int, embedding
     moved = (pulls + evicts + after) / workers * remote * row_bytes
     moved = moved + metadata / workers * _VERSION_CHECK_BYTES
     a2a_bytes_per_s = c.all_to_all_gbit_s * 1e9 / 8
-    replicated_rows = column("allreduce") / (2.0 * (workers - 1))  # undo the ring weighting
+    replicated_rows = _replicated_rows(column, workers)
     payload = c.dense_allreduce_bytes + replicated_rows * row_bytes
     reduce_s = payload / (c.allreduce_gbit_s * 1e9 / 8)
     transfer = moved / a2a_bytes_per_s + reduce_s

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform._collectives import Collectives, collective_comm
+from heraldbench.platform._collectives import Collectives, collective_comm, replicated_compute
 from heraldbench.platform.exceptions import SpecError, UnknownNameError
 from heraldbench.platform.units import BYTES_PER_VALUE
 
@@ -331,14 +331,17 @@ def model_time(
         )
         transfer = bytes_per_worker / hw.bytes_per_second
         latency = _rounds(pulls, pushes, allreduce, metadata, workers) * hw.latency_us * 1e-6
-    compute = batch_size * hw.compute.us_per_sample_at(embedding_dim) * 1e-6
+    compute = np.full(n, batch_size * hw.compute.us_per_sample_at(embedding_dim) * 1e-6)
+    if hw.collectives is not None:
+        compute = compute + replicated_compute(lambda k: _column(series, k, n), workers,
+                                               hw.collectives)  # fmt: skip
     comm = transfer + latency
     per_iteration = np.maximum(compute, comm) if hw.overlap else compute + comm
     return TimeEstimate(
         profile=hw.name,
         overlap=hw.overlap,
         iterations=n,
-        compute_s=compute * n,
+        compute_s=float(compute.sum()),
         transfer_s=float(transfer.sum()),
         latency_s=float(latency.sum()),
         total_s=float(per_iteration.sum()),

@@ -7,12 +7,14 @@ The file (``format: heraldbench-time-profile``, ``version: 1``)::
     provenance: {host, ranks, backend, torch, date, threads_per_rank, ...}
     point_to_point: {latency_us, bandwidth_gbit_s}   # send/recv, rank 0 <-> rank 1
     all_to_all: {latency_us, bandwidth_gbit_s}       # all_to_all_single, vs bytes a rank sends
-    exchange: {latency_us, bandwidth_gbit_s}         # the trainer's pull round, same x
-    all_reduce: {latency_us, bandwidth_gbit_s}       # all_reduce, vs payload bytes
-    compute: {us_per_sample, embedding_dim, batch_size, model, dim_exponent}
+    exchange: {latency_us, bandwidth_gbit_s}         # a round inside the trainer's loop, same x
+    all_reduce: {latency_us, bandwidth_gbit_s}       # vs payload; latency inside the loop
+    compute: {us_per_sample, embedding_dim, batch_size, model, dim_exponent,  # inside the loop
+              replicated_us, replicated_us_per_row}  # a replica's work on replicated rows
     trainer: {dense_allreduce_bytes, bytes_per_value, ps_colocated}
     overlap: false
-    sweep: {send_recv: [[bytes, seconds], ...], all_to_all: ..., all_reduce: ..., compute: ...}
+    sweep: {send_recv: [[bytes, seconds], ...], all_to_all: ..., all_reduce: ..., round: ...,
+            iteration_allreduce: ..., iteration_compute: ..., replicated: [[rows, seconds]]}
 
 Each link is a least-squares fit of ``seconds = latency + bytes / bandwidth`` over the sweep
 (:func:`fit_link`); the raw sweep is kept so that the fit can be redone or checked.
@@ -64,6 +66,10 @@ class _Compute(_Strict):
     model: str
     #: How the cost scales off the measured dim; the named profiles' exponent (timemodel.py).
     dim_exponent: float = Field(0.63, ge=0)
+    #: Compute every replica adds per iteration with replicated rows (their gradients scattered
+    #: into the all-reduce, the update of every row it holds): fixed, and per distinct row.
+    replicated_us: float = Field(0.0, ge=0)
+    replicated_us_per_row: float = Field(0.0, ge=0)
 
 
 class _Trainer(_Strict):
@@ -80,8 +86,9 @@ class _Document(_Strict):
     point_to_point: LinkFit
     all_to_all: LinkFit
     all_reduce: LinkFit
-    #: The trainer's row exchange (plan, shard reads, all_to_all_single, install); the model's
-    #: rounds use it when present, else the bare all_to_all.
+    #: A round of the trainer's row exchange (plan, shard reads, all_to_all_single, install, or
+    #: the push's deltas), timed inside its loop; the model's rounds use it when present, else
+    #: the bare all_to_all.
     exchange: LinkFit | None = None
     compute: _Compute
     trainer: _Trainer
@@ -178,6 +185,8 @@ def to_hardware_profile(doc: _Document, source: str) -> HardwareProfile:
         dense_allreduce_bytes=doc.trainer.dense_allreduce_bytes,
         bytes_per_value=doc.trainer.bytes_per_value,
         ps_colocated=doc.trainer.ps_colocated,
+        replicated_us=c.replicated_us,
+        replicated_us_per_row=c.replicated_us_per_row,
     )
     return HardwareProfile(
         name=doc.name, bandwidth_gbit_s=doc.all_to_all.bandwidth_gbit_s,
