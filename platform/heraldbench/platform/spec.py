@@ -136,6 +136,13 @@ class DistributedSpec(_Strict):
         300.0, gt=0, le=86_400,
         description="a collective or a silent rank that takes longer fails the run (seconds)",
     )  # fmt: skip
+    schedule: Literal["auto", "ahead", "inline"] = Field(
+        "auto",
+        description="when each rank replays the scheduler: ahead (the whole decision stream "
+        "before training, as a deployment runs its scheduler ahead; memory grows with the run), "
+        "inline (during training, bounded memory; where ranks outnumber cores the replay takes "
+        "CPU from training) or auto (ahead when the stream fits in 1 GiB per rank)",
+    )
 
 
 class TrainSpec(_Strict):

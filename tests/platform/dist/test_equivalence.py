@@ -82,3 +82,33 @@ def test_every_scheduler_on_three_workers_and_a_dedicated_ps_rank():
         assert _max_difference(a, b) < 1e-12, a.label
         assert b.measured["ranks"] == 4
         assert [r["role"] for r in b.measured["per_rank"]] == ["worker"] * 3 + ["ps"]
+
+
+def test_the_scheduler_replayed_inline_trains_the_same_model_as_ahead(float64_runs):
+    """``schedule: ahead`` (the default here: a small stream) only moves the replay before the
+    clock; ``inline`` replays during training. Same decisions, same model, bit for bit."""
+    kinds = ["naive", "bagpipe"]
+    inline = train_experiment(parse_spec(train_spec(
+        kinds, dtype="float64", eval_interval=25, distributed={"schedule": "inline"}))).runs
+    ahead = [run for run in float64_runs[1] if run.scheduler in kinds]
+    for a, b in zip(ahead, inline, strict=True):
+        assert (a.measured["schedule_mode"], b.measured["schedule_mode"]) == ("ahead", "inline")
+        assert _max_difference(a, b) == 0.0 and a.counts == b.counts, a.label
+        # Ahead, the training loop only hands the decisions out.
+        assert a.measured["seconds"]["schedule"] < b.measured["seconds"]["schedule"]
+
+
+def test_auto_replays_ahead_only_when_the_stream_fits_the_budget(monkeypatch):
+    from heraldbench.platform.dist import _driver
+    from heraldbench.platform.schedulers import create
+    from heraldbench.platform.sim import decisions
+
+    trace = parse_spec(train_spec(["naive"])).dataset.open()
+    one = next(decisions(trace, create("naive", workers=2, batch_size=32, seed=0), cache_rows=1024))
+    size = _driver.decision_bytes(one)
+    assert size > one.batch.ids.nbytes + one.touched_ids.nbytes
+    monkeypatch.setattr(_driver, "AHEAD_BUDGET_BYTES", size * 10)
+    assert _driver.schedule_mode("auto", one, 10) == "ahead"
+    assert _driver.schedule_mode("auto", one, 11) == "inline"
+    assert _driver.schedule_mode("ahead", one, 10**9) == "ahead"
+    assert _driver.schedule_mode("inline", one, 1) == "inline"

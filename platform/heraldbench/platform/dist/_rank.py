@@ -81,6 +81,7 @@ class RankRun:
         self.allreduce_bytes = 0  # payload handed to the all-reduce, summed over iterations
         self.cpu_s = 0.0  # CPU seconds of this process while it trained (the driver sets it)
         self.gathered_final: torch.Tensor | None = None
+        self.schedule_mode = "inline"  # or "ahead": the stream replayed before training
 
     # ---- the loop ----------------------------------------------------------------------------
 

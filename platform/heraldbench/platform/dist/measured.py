@@ -6,6 +6,8 @@
   ``per_rank``: the same per rank, with its bytes and ``cpu_s`` (CPU seconds of the rank's
   process, all its threads, while it trained: what the rank cost the machine, steadier than
   wall time where ranks share cores);
+* ``schedule_mode``: ``ahead`` (each rank replayed the scheduler before training, so the
+  ``schedule`` phase is only the hand-over) or ``inline`` (replayed during training);
 * ``iteration_s``: training wall time over iterations (rank 0; evaluation excluded);
 * ``steady``: ``seconds`` over the iterations after the first (``iterations`` of them);
 * ``bytes``: the row payload the ranks handed to other ranks (``network``), what stayed on a
@@ -42,6 +44,7 @@ def measured_summary(reports: list[dict[str, Any]], run, trained: float, samples
         "ranks": len(reports),
         "workers": len(workers),
         "hosts": sorted({r["host"] for r in reports}),
+        "schedule_mode": run.schedule_mode,
         "seconds": {p: float(per_iteration[:, i].sum()) for i, p in enumerate(PHASES)},
         "steady": _steady(per_iteration),
         "iteration_s": trained / iterations if iterations else 0.0,
