@@ -69,7 +69,8 @@ def _spec_document(args: dict, world: int) -> dict:
         "schedulers": [{"kind": k} for k in args["schedulers"] if k != BASELINE]
         or [{"kind": "naive"}],
         "train": {"model": args["model"], "backend": "distributed", "device": "cpu",
-                  "eval_fraction": args["eval_fraction"]},  # fmt: skip
+                  "eval_fraction": args["eval_fraction"],
+                  "distributed": {"schedule": args["schedule"]}},  # fmt: skip
     }
 
 
@@ -346,6 +347,8 @@ def main() -> None:
     parser.add_argument("--read-ahead", default="auto", choices=["auto", "on", "off"],
                         help="the trainer's decision stream in a read-ahead thread (auto: the "
                         "trainer's rule, dist._driver.reads_ahead)")
+    parser.add_argument("--schedule", default="auto", choices=["auto", "ahead", "inline"],
+                        help="when each rank replays the scheduler (train.distributed.schedule)")
     parser.add_argument("--json", default=None, help="write the figures here")
     args = parser.parse_args()
     import platform
