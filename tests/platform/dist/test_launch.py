@@ -40,6 +40,22 @@ def test_more_ranks_than_dask_workers_is_refused_before_any_work(cluster):
         train_experiment(spec, scheduler_address=cluster.scheduler_address)
 
 
+def test_profile_cluster_measures_one_rank_per_dask_worker(cluster, tmp_path):
+    from heraldbench.platform.dist.profiling import DEFAULTS, profile_cluster
+    from heraldbench.platform.timeprofile import load_time_profile, save_time_profile
+
+    options = DEFAULTS | {"model": "small", "batch_size": 32, "sizes": [4096, 1 << 20],
+                          "loop_rows": [64, 16384], "loop_iterations": 3,
+                          "replicated_rows": [256, 4096]}  # fmt: skip
+    document = profile_cluster(options, 2, scheduler_address=cluster.scheduler_address)
+    assert document["provenance"]["ranks"] == 2
+    assert len(document["sweep"]["round"]) == 4  # a pull and a push round per row count
+    hw = load_time_profile(save_time_profile(tmp_path / "p.yaml", document))
+    assert hw.collectives.all_to_all_gbit_s > 0 and hw.compute.us_per_sample > 0
+    with pytest.raises(SpecError, match="needs 3 ranks .* has 2 worker"):
+        profile_cluster(options, 3, scheduler_address=cluster.scheduler_address)
+
+
 def test_torchrun_starts_the_ranks_and_rank_0_reports(tmp_path):
     path = tmp_path / "spec.yaml"
     path.write_text(yaml.safe_dump(train_spec(["naive"], samples=2000)))

@@ -152,7 +152,7 @@ def profile_document(result: dict[str, Any], options: dict[str, Any], ranks: int
             for name, key in (("point_to_point", "send_recv"), ("all_to_all", "all_to_all"),
                               ("all_reduce", "all_reduce"), ("exchange", "round"))}  # fmt: skip
     fits["all_reduce"] = _in_iteration(fits["all_reduce"], sweep["iteration_allreduce"])
-    compute = [seconds / batch for batch, seconds in sweep["iteration_compute"]]
+    compute = [float(seconds) / batch for batch, seconds in sweep["iteration_compute"]]
     replicated = _replicated_fit(sweep["replicated"])
     hosts = sorted(set(result["hosts"]))
     return {
@@ -190,7 +190,7 @@ def _in_iteration(swept: dict[str, float], points: list[list[float]]) -> dict[st
     time less its payload at the swept bandwidth."""
     bytes_per_s = swept["bandwidth_gbit_s"] * 1e9 / 8
     inside = sum(seconds - payload / bytes_per_s for payload, seconds in points) / len(points)
-    return swept | {"latency_us": max(inside * 1e6, 0.0)}
+    return swept | {"latency_us": max(float(inside) * 1e6, 0.0)}
 
 
 def main(folder: str, rank_text: str) -> int:
