@@ -17,36 +17,22 @@ bytes of float32 payload. The sweeps use the collectives the trainer uses
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
-from heraldbench.platform.dist._probe_loop import loop_sweep, replicated_sweep
+from heraldbench.platform.dist._probe_loop import (
+    loop_sweep,
+    mean_over_ranks,
+    replicated_sweep,
+    timed,
+)
 
 __all__ = ["SIZES", "probe"]
 
 #: Bytes per message: 256 B .. 4 MiB (the trainer's rounds move KB to MB per rank).
 SIZES = tuple(256 * 4**k for k in range(8))
-
-
-def _timed(op, repeats: int) -> float:
-    """Mean seconds of one ``op()`` on this rank, over ``repeats`` calls after 2 warm-ups: the
-    mean, not the median, as a training iteration pays every stall of a shared host."""
-    for _ in range(2):
-        op()
-    dist.barrier()
-    start = time.perf_counter()
-    for _ in range(repeats):
-        op()
-    return (time.perf_counter() - start) / repeats
-
-
-def _mean_over_ranks(value: float) -> float:
-    t = torch.tensor([value], dtype=torch.float64)
-    dist.all_reduce(t)
-    return float(t.item()) / dist.get_world_size()
 
 
 def _repeats(size: int) -> int:
@@ -64,7 +50,7 @@ def _send_recv(size: int) -> float:
             dist.recv(buf, 0)
             dist.send(buf, 0)
 
-    seconds = _timed(ping, _repeats(size)) / 2  # one way
+    seconds = timed(ping, _repeats(size)) / 2  # one way
     t = torch.tensor([seconds if rank == 0 else 0.0], dtype=torch.float64)
     dist.broadcast(t, 0)
     return float(t.item())
@@ -73,12 +59,12 @@ def _send_recv(size: int) -> float:
 def _all_to_all(size: int) -> float:
     world = dist.get_world_size()
     send, recv = torch.zeros(world * (size // 4)), torch.empty(world * (size // 4))
-    return _mean_over_ranks(_timed(lambda: dist.all_to_all_single(recv, send), _repeats(size)))
+    return mean_over_ranks(timed(lambda: dist.all_to_all_single(recv, send), _repeats(size)))
 
 
 def _all_reduce(size: int) -> float:
     buf = torch.zeros(size // 4)
-    return _mean_over_ranks(_timed(lambda: dist.all_reduce(buf), _repeats(size)))
+    return mean_over_ranks(timed(lambda: dist.all_reduce(buf), _repeats(size)))
 
 
 def probe(options: dict[str, Any]) -> dict[str, Any]:

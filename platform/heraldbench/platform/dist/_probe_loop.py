@@ -26,7 +26,14 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
-__all__ = ["LOOP_ROWS", "REPLICATED_ROWS", "loop_sweep", "replicated_sweep"]
+__all__ = [
+    "LOOP_ROWS",
+    "REPLICATED_ROWS",
+    "loop_sweep",
+    "mean_over_ranks",
+    "replicated_sweep",
+    "timed",
+]
 
 #: Rows per worker per round (the trainer's rounds move tens to thousands of rows per worker).
 LOOP_ROWS = (64, 512, 4096, 32768)
@@ -54,7 +61,7 @@ def loop_sweep(options: dict[str, Any], iterations: int = 20) -> dict[str, Any]:
                 dist.barrier()
                 seconds[:] = 0.0
             seconds += _iteration(rounds, step)
-        mean = _mean_over_ranks(seconds / iterations)
+        mean = mean_over_ranks(seconds / iterations)
         pull, compute, allreduce, push = mean
         out["round"] += [[rounds.bytes_sent, pull], [rounds.bytes_sent, push]]
         out["iteration_allreduce"].append([step.payload_bytes, allreduce])
@@ -75,10 +82,24 @@ def _iteration(rounds: _Rounds, step: _ComputeStep) -> np.ndarray:
     return np.array([pulled - began, computed - pulled - reduce_s, reduce_s, pushed - computed])
 
 
-def _mean_over_ranks(values: np.ndarray) -> np.ndarray:
-    t = torch.from_numpy(np.asarray(values, np.float64)).clone()
+def timed(op, repeats: int) -> float:
+    """Mean seconds of one ``op()`` on this rank, over ``repeats`` calls after 2 warm-ups and a
+    barrier: the mean, not the median, as a training iteration pays every stall of a shared host."""
+    for _ in range(2):
+        op()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        op()
+    return (time.perf_counter() - start) / repeats
+
+
+def mean_over_ranks(values):
+    """The mean over ranks of a number (a float back) or of an array (an array back)."""
+    t = torch.from_numpy(np.array(values, np.float64, ndmin=1))
     dist.all_reduce(t)
-    return t.numpy() / dist.get_world_size()
+    mean = t.numpy() / dist.get_world_size()
+    return float(mean[0]) if np.ndim(values) == 0 else mean
 
 
 def _dtype(options: dict[str, Any]) -> torch.dtype:
@@ -195,12 +216,7 @@ def replicated_sweep(options: dict[str, Any], repeats: int = 10) -> list[list[fl
         own = np.unique(ids[::world])
 
         args = (copies, ids, own, torch.randn(len(own), dim, dtype=dtype))
-        for _ in range(2):
-            _replicated_update(*args)
-        began = time.perf_counter()
-        for _ in range(repeats):
-            _replicated_update(*args)
-        seconds = _mean_over_ranks(np.array([(time.perf_counter() - began) / repeats]))[0]
+        seconds = mean_over_ranks(timed(lambda: _replicated_update(*args), repeats))  # noqa: B023
         points.append([rows, float(seconds)])
     return points
 
