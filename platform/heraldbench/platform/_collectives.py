@@ -5,9 +5,11 @@ A named profile models a worker talking to a remote parameter server; a measured
 iteration, with the costs ``profile-cluster`` fitted on the same collectives. Its assumptions:
 
 * **Rounds.** One ``all_to_all_single`` for the evict pushes (when the iteration evicts), one for
-  the pulls (when it pulls), one for the update pushes and direct transfers (when it sends any),
-  and one all-reduce **every** iteration: the dense gradients and the loss travel even when no
-  row does (the named profiles charge no dense all-reduce). Each round costs its fitted latency.
+  the pulls (when it pulls), one for the update pushes (when it sends any), and one all-reduce
+  **every** iteration: the dense gradients and the loss travel even when no row does (the named
+  profiles charge no dense all-reduce). Each round costs its fitted latency. A direct transfer
+  sends nothing when it is decided; its delta is handed over, writer to reader, in the reader's
+  pull round (charged in the iteration that decides it, and always remote).
 * **Bytes.** Each worker carries an even 1/W share of the rows moved (as the named profiles).
   With the PS sharded over the workers (``ps_colocated``) a worker owns 1/W of the rows, so only
   (W−1)/W of its share crosses the network; the rest is a local copy, charged nothing. A row is
@@ -81,14 +83,15 @@ def collective_comm(column: Callable[[str], np.ndarray], workers: int, embedding
     series (zeros where the run lacks it)."""
     pulls = column("miss_pull") + column("update_pull")
     evicts = column("evict_push")
-    after = column("update_push") + column("direct")
+    after = column("update_push")
+    handed = column("direct")  # each direct transfer's delta, in a later pull round
     metadata = column("metadata")
     if workers == 1:  # one rank: every row is its own, no collective runs
         zero = np.zeros_like(pulls)
         return zero, zero
     row_bytes = embedding_dim * c.bytes_per_value
     remote = (workers - 1) / workers if c.ps_colocated else 1.0
-    moved = (pulls + evicts + after) / workers * remote * row_bytes
+    moved = ((pulls + evicts + after) * remote + handed) / workers * row_bytes
     moved = moved + metadata / workers * _VERSION_CHECK_BYTES
     a2a_bytes_per_s = c.all_to_all_gbit_s * 1e9 / 8
     replicated_rows = _replicated_rows(column, workers)

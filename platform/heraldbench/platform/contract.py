@@ -40,6 +40,7 @@ __all__ = [
     "RunPlan",
     "Send",
     "Series",
+    "record_keys",
 ]
 
 #: Cache replacement policies an executor knows, by name.
@@ -60,7 +61,8 @@ class Send(enum.IntEnum):
 
     EVICT = 0  # written back as it was evicted, before the iteration's reads: an evict push
     UPDATE = 1  # pushed after the update because another worker reads the row: an update push
-    DIRECT = 2  # handed to the row's next reader after the update (one transfer, not a push)
+    DIRECT = 2  # parked for the row's next readers after the update, with its pending delta:
+    #            handed over at their reads (:class:`IterationDecisions`, ``handed_*``); no push
     RELEASE = 3  # a transient row written back right after the update: an evict push
 
 
@@ -200,8 +202,22 @@ class IterationDecisions:
     """Everything decided for one iteration, in the order an executor carries it out.
 
     Order: (1) ``phase``; (2) sends of kind EVICT, then ``evicted`` copies leave; (3) prefetched
-    rows are loaded, then reads are served (pulls first); (4) the update; (5) sends of every
-    other kind. Arrays are aligned per record; ``W`` below is the number of workers.
+    rows are loaded, then reads are served (pulls and hand-overs first); (4) the update; (5)
+    sends of every other kind. Arrays are aligned per record; ``W`` below is the number of
+    workers.
+
+    Direct transfers (herald-plus, docs/semantics.md "Syncs"): a ``Send.DIRECT`` of (k, v)
+    parks v's copy of k, its value and its pending delta, at v (v's copy stays, clean). At the
+    row's next touches by other workers (or by v, if it pulls k again) the parked copy is
+    *handed over* from v to the reader, one transfer, in place of a pull from the PS:
+
+    * a reader that pulls k installs the value of its first sender's copy (``handed_base``);
+    * the first reader of each parked copy takes its delta over as its own pending update
+      (``handed_carry``; added to its value too where the copy is not its base): the dirty
+      state moves with the row and reaches the PS with that reader's next push. A parked copy
+      is dropped once handed over, so each delta travels once;
+    * under optimistic consistency co-writers park several copies of a row: a reader gets one
+      value and the deltas it carries, and may miss the others' (an optimistic read).
 
     Attributes:
         iteration: index b of the global batch.
@@ -217,6 +233,10 @@ class IterationDecisions:
         sent_ids, sent_w, sent_how: dirty copies that left their worker, with their :class:`Send`.
         allreduce_rows: rows all-reduced after this iteration, before the ring factor.
         version_checks: metadata messages (HET's version check per lookup).
+        handed_ids, handed_from, handed_to: parked copies handed over at this iteration's
+            reads (see above), grouped by reader and row, a reader's base first.
+        handed_base: the reader pulls the row and installs this copy's value.
+        handed_carry: the reader takes this copy's pending delta over.
     """
 
     iteration: int
@@ -236,7 +256,27 @@ class IterationDecisions:
     prefetch_w: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
     allreduce_rows: int = 0
     version_checks: int = 0
+    handed_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    handed_from: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    handed_to: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    handed_base: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    handed_carry: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+
+    def pulled_from_ps(self) -> np.ndarray:
+        """Per touched record: a pull (MISS or UPDATE) served by the row's owner, not handed
+        over."""
+        pulled = (self.touched_kind == Read.MISS) | (self.touched_kind == Read.UPDATE)
+        if self.handed_base.any():
+            base = self.handed_base
+            served = record_keys(self.handed_ids[base], self.handed_to[base])
+            pulled &= ~np.isin(record_keys(self.touched_ids, self.touched_w), served)
+        return pulled
 
     def allreduce(self, workers: int) -> float:
         """All-reduce traffic in row-transfers per worker (ring factor applied)."""
         return ring_allreduce(self.allreduce_rows, workers)
+
+
+def record_keys(ids: np.ndarray, workers: np.ndarray) -> np.ndarray:
+    """One int64 key per (row, worker) record (workers < 2^8, as the spec allows)."""
+    return (np.asarray(ids, np.int64) << 8) | np.asarray(workers, np.int64)

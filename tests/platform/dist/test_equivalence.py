@@ -13,7 +13,7 @@ from heraldbench.platform.spec import parse_spec
 from heraldbench.platform.train import train_experiment
 from tests.platform.dist._specs import train_spec
 
-KINDS = ["naive", "herald", "bagpipe"]
+KINDS = ["naive", "herald", "herald-plus", "bagpipe"]
 
 
 def _both(kinds: list[str], **train):
@@ -112,3 +112,49 @@ def test_auto_replays_ahead_only_when_the_stream_fits_the_budget(monkeypatch):
     assert _driver.schedule_mode("auto", one, 11) == "inline"
     assert _driver.schedule_mode("ahead", one, 10**9) == "ahead"
     assert _driver.schedule_mode("inline", one, 1) == "inline"
+
+
+def test_direct_transfers_go_worker_to_worker_not_through_the_ps():
+    """herald-plus parks a dirty row at its writer and hands it to its next reader: with a
+    dedicated PS rank, the PS receives exactly the pushes and the flush (a direct transfer that
+    went through the owner would add its rows there), and the model is the emulated one."""
+    spec = train_spec(["herald-plus"], dtype="float64", distributed={"ps_ranks": 1})
+    emulated = _plus(train_experiment(parse_spec({**spec, "train": {**spec["train"],
+                                                                    "backend": "emulated"}})))
+    run = _plus(train_experiment(parse_spec(spec)))
+    counts, moved = run.counts, run.measured["bytes"]
+    assert run.series["direct"].sum() > 0
+    ps = next(r for r in run.measured["per_rank"] if r["role"] == "ps")
+    pushed = counts.evict_push + counts.update_push + counts.flush_push
+    assert ps["received_bytes"] == pushed * moved["row_bytes"]
+    assert moved["network"] + moved["local"] == moved["stream"]
+    assert moved["stream"] == _counted_rows(run) * moved["row_bytes"]
+    assert run.counts == emulated.counts
+    assert _max_difference(emulated, run) < 1e-12
+
+
+def test_optimistic_co_writers_hand_each_delta_over_once():
+    """Under optimistic consistency co-writers park copies for one another; each parked delta
+    still travels once, to the reader that takes it over, so the bytes are the counted rows
+    plus one per direct transfer, and both trainers train the same model."""
+    specs = ({**train_spec(["herald-plus"], backend=backend, workers=3, dtype="float64"),
+              "consistency": "optimistic"} for backend in ("emulated", "distributed"))
+    emulated, distributed = (_plus(train_experiment(parse_spec(spec))) for spec in specs)
+    assert emulated.series["direct"].sum() > 0
+    moved = distributed.measured["bytes"]
+    assert moved["network"] + moved["local"] == moved["stream"]
+    assert moved["stream"] == _counted_rows(distributed) * moved["row_bytes"]
+    assert _max_difference(emulated, distributed) < 1e-12
+
+
+def _counted_rows(run) -> int:
+    """Rows the counts price: pulls, pushes, the flush, and one per direct transfer (its delta;
+    its value is the reader's pull)."""
+    c = run.counts
+    moved = c.miss_pull + c.update_pull + c.evict_push + c.update_push + c.flush_push
+    return int(moved + run.series["direct"].sum())
+
+
+def _plus(experiment):
+    """The herald-plus run of an experiment (naive runs beside it as the baseline)."""
+    return next(run for run in experiment.runs if run.scheduler == "herald-plus")

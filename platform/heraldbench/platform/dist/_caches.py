@@ -57,10 +57,18 @@ class RowSlots:
         """Pull: allocate rows not held, then ``copy = value + delta`` (HET keeps its pending
         updates across a refresh; a strict scheduler's delta is 0 here)."""
         ids = np.asarray(ids, np.int64)
-        fresh = ids[self.slot_of[ids] < 0]
-        self._allocate(fresh)
+        self.allocate_missing(ids)
         index = _index(self.slot_of[ids], self.device)
         self.values.index_copy_(0, index, values + self.delta.index_select(0, index))
+
+    def allocate_missing(self, ids: np.ndarray) -> None:
+        """Slots for the rows of ``ids`` not held (a miss), in order."""
+        ids = np.asarray(ids, np.int64)
+        self._allocate(ids[self.slot_of[ids] < 0])
+
+    def mark_dirty(self, slots: np.ndarray) -> None:
+        """The copies in ``slots`` hold updates the PS lacks (a delta taken over)."""
+        self.dirty[slots] = True
 
     def drop(self, ids: np.ndarray) -> None:
         """Free the slots of ``ids`` (rows not held are ignored)."""

@@ -62,11 +62,11 @@ class Exchange:
         mine = mine[np.argsort(dst[mine], kind="stable")]
         theirs = np.flatnonzero(dst == self.rank)
         theirs = theirs[np.argsort(src[theirs], kind="stable")]
-        payload = values_of(mine) if mine.size else self._empty(0)
+        payload = values_of(mine) if mine.size else self.empty(0)
         send = np.bincount(dst[mine], minlength=self.world)
         recv = np.bincount(src[theirs], minlength=self.world)
         if src.size == 0:  # the same on every rank: no collective at all
-            return Received(theirs, self._empty(0))
+            return Received(theirs, self.empty(0))
         return Received(theirs, self._all_to_all(payload, send, recv))
 
     def unplanned(self, dst: np.ndarray, ids: np.ndarray,
@@ -95,7 +95,7 @@ class Exchange:
 
     def _all_to_all(self, payload: torch.Tensor, send: np.ndarray,
                     recv: np.ndarray) -> torch.Tensor:  # fmt: skip
-        out = self._empty(int(recv.sum()))
+        out = self.empty(int(recv.sum()))
         if self.world == 1:
             out.copy_(payload)
         else:
@@ -105,5 +105,6 @@ class Exchange:
         self.local_rows += int(send[self.rank])
         return out
 
-    def _empty(self, rows: int) -> torch.Tensor:
+    def empty(self, rows: int) -> torch.Tensor:
+        """An uninitialised (rows, D) payload."""
         return torch.empty(rows, self.dim, dtype=self.dtype, device=self.device)

@@ -79,6 +79,7 @@ class RankRun:
         self.evaluations: list[Evaluation] = []
         self.lr = settings.lr_embedding
         self.allreduce_bytes = 0  # payload handed to the all-reduce, summed over iterations
+        self.handed_delta_rows = 0  # parked deltas handed over (the stream's hand-overs)
         self.cpu_s = 0.0  # CPU seconds of this process while it trained (the driver sets it)
         self.gathered_final: torch.Tensor | None = None
         self.schedule_mode = "inline"  # or "ahead": the stream replayed before training
@@ -88,6 +89,7 @@ class RankRun:
     def step(self, dec: IterationDecisions) -> None:
         clock, mover = self.clock, self.mover
         self.tallies.append(tally_of(dec, self.setup.workers))
+        self.handed_delta_rows += int(np.count_nonzero(dec.handed_carry))
         with clock("pull"):
             if dec.phase is not None:
                 mover.switch_phase(dec.phase)

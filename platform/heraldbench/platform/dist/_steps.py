@@ -9,10 +9,12 @@ receives those it is the destination of (:class:`Exchange`). Owners of rows are 
 Who sends, by decision:
 
 * a pull of row k by worker w: owner(k) → w, the PS value; w installs ``value + delta``;
-* an evict / update push, a direct transfer (``Send.EVICT/UPDATE/DIRECT``) of k by worker v:
-  v → owner(k), v's delta, added to the PS. A direct transfer travels through the owner: the
-  stream does not name its receiver, whose next pull then reads it from there (two hops where
-  herald-plus assumes one; its counts are unchanged);
+* an evict / update push (``Send.EVICT/UPDATE``) of k by worker v: v → owner(k), v's delta,
+  added to the PS;
+* a direct transfer (``Send.DIRECT``) of k by v: nothing moves yet; v parks its copy's value
+  and delta. At the row's next reads the stream's hand-overs move it v → reader, worker to
+  worker, in the pull exchange: the value for the reader that pulls it, the delta for the
+  reader that takes it over (or adds it to another sender's value);
 * BagPipe's write-backs (``Send.EVICT/RELEASE``) and a replicated table's exit: the sending
   replica → owner(k), the row's value, which replaces the PS's (replicas are identical).
 """
@@ -22,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read, Send
+from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Send, record_keys
 from heraldbench.platform.dist._caches import HotReplica, RowSlots
 from heraldbench.platform.dist._exchange import Exchange
 from heraldbench.platform.dist._shard import PSShard
+from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
 
 __all__ = ["RowMover"]
 
@@ -46,6 +49,7 @@ class RowMover:
         self.shard, self.copies, self.exchange = shard, copies, exchange
         self.replicated_cache = replicated_cache
         self.hot: HotReplica | None = None
+        self.parked = ParkedCopies(exchange.dim, exchange.dtype, exchange.device)
 
     # ---- before the update -------------------------------------------------------------------
 
@@ -75,23 +79,34 @@ class RowMover:
         self.copies.drop(dec.evicted_ids[dec.evicted_w == self.rank])
 
     def pull(self, dec: IterationDecisions) -> None:
-        """Miss and update pulls, and prefetches (BagPipe's loads and replica fills)."""
-        pulled = (dec.touched_kind == Read.MISS) | (dec.touched_kind == Read.UPDATE)
+        """Miss and update pulls, prefetches (BagPipe's loads and replica fills) and hand-overs
+        of parked copies, in one exchange."""
+        pulled = dec.pulled_from_ps()
         ids = np.concatenate([dec.touched_ids[pulled], dec.prefetch_ids]).astype(np.int64)
         readers = np.concatenate([dec.touched_w[pulled], dec.prefetch_w]).astype(np.int64)
-        records, values = self._pull_values(ids, readers)
-        if records.size:
-            self.copies.install(ids[records], values)
+        if not dec.handed_ids.size:
+            records, values = self._pull_values(ids, readers)
+            if records.size:
+                self.copies.install(ids[records], values)
+            return
+        self._pull_and_hand_over(dec, ids, readers)
 
     # ---- after the update --------------------------------------------------------------------
 
     def send_after(self, dec: IterationDecisions) -> None:
-        """Update pushes and direct transfers, or BagPipe's releases (then every replica drops
-        the released rows)."""
-        after = dec.sent_how != Send.EVICT
+        """Update pushes, or BagPipe's releases (then every replica drops the released rows);
+        direct transfers park their copies."""
+        direct = dec.sent_how == Send.DIRECT
+        after = (dec.sent_how != Send.EVICT) & ~direct
         self._push(dec.sent_ids[after], dec.sent_w[after], whole=self.replicated_cache)
         if self.replicated_cache:
             self.copies.drop(dec.sent_ids[dec.sent_how == Send.RELEASE])
+        mine = direct & (dec.sent_w == self.rank)
+        if mine.any():
+            ids = dec.sent_ids[mine].astype(np.int64)
+            values = self.copies.read(self.copies.slots(ids))
+            self.parked.park(record_keys(ids, dec.sent_w[mine]), values,
+                             self.copies.take_delta(ids))  # fmt: skip
 
     # ---- transfers ---------------------------------------------------------------------------
 
@@ -99,6 +114,57 @@ class RowMover:
         owners = self.shard.layout.owner(ids)
         got = self.exchange.planned(owners, readers, lambda rec: self.shard.read(ids[rec]))
         return got.records, got.values
+
+    def _pull_and_hand_over(self, dec: IterationDecisions, ids: np.ndarray,
+                            readers: np.ndarray) -> None:  # fmt: skip
+        """One exchange: PS values (owner → reader), then each hand-over's value (if it is the
+        reader's base) and delta (if the reader carries it), sender → reader."""
+        base, carry = dec.handed_base, dec.handed_carry
+        hand = np.concatenate([np.flatnonzero(base), np.flatnonzero(carry)])
+        src = np.concatenate([self.shard.layout.owner(ids), dec.handed_from[hand]])
+        dst = np.concatenate([readers, dec.handed_to[hand]])
+        pulls, values_end = ids.size, ids.size + int(base.sum())
+        keys = handed_keys(dec)
+
+        def values_of(rec: np.ndarray) -> torch.Tensor:
+            out = self.exchange.empty(rec.size)
+            ps, parked = rec < pulls, rec >= pulls
+            if ps.any():
+                out[torch.from_numpy(np.flatnonzero(ps))] = self.shard.read(ids[rec[ps]])
+            slots = self.parked.slots(keys[hand[rec[parked] - pulls]])
+            from_values = torch.from_numpy(rec[parked] < values_end)
+            parked_rows = torch.where(from_values[:, None], self.parked.read(slots, "values"),
+                                      self.parked.read(slots, "delta"))  # fmt: skip
+            out[torch.from_numpy(np.flatnonzero(parked))] = parked_rows
+            return out
+
+        got = self.exchange.planned(src, dst, values_of)
+        at = np.empty(src.size, np.int64)
+        at[got.records] = np.arange(got.records.size)  # where each record I received lies
+        from_ps = got.records[got.records < pulls]
+        if from_ps.size:
+            self.copies.install(ids[from_ps], got.values[torch.from_numpy(at[from_ps])])
+        mine = dec.handed_to == self.rank
+        if mine.any():
+            self._take_handed(dec, mine, at, pulls, got.values)
+        self.parked.release(keys[dec.handed_from == self.rank])
+
+    def _take_handed(self, dec: IterationDecisions, mine: np.ndarray, at: np.ndarray,
+                     pulls: int, received: torch.Tensor) -> None:  # fmt: skip
+        """This reader's hand-overs, in record order: allocate the rows it pulls, then apply."""
+        base, carry = dec.handed_base, dec.handed_carry
+        value_record = np.full(base.size, -1, np.int64)
+        value_record[base] = pulls + np.arange(int(base.sum()))
+        delta_record = np.full(base.size, -1, np.int64)
+        delta_record[carry] = pulls + int(base.sum()) + np.arange(int(carry.sum()))
+        ids = dec.handed_ids.astype(np.int64)
+        self.copies.allocate_missing(ids[mine & base])
+        slots = self.copies.slots(ids[mine])
+        take = lambda records: received[torch.from_numpy(at[records])]  # noqa: E731
+        mb, mc = base[mine], carry[mine]
+        apply_handed(self.copies.values, self.copies.delta, slots, mb, mc,
+                     take(value_record[mine][mb]), take(delta_record[mine][mc]))  # fmt: skip
+        self.copies.mark_dirty(slots[mc])
 
     def _push(self, ids: np.ndarray, senders: np.ndarray, whole: bool, values_of=None) -> None:
         ids = np.asarray(ids, np.int64)
@@ -125,6 +191,10 @@ class RowMover:
         if self.hot is not None and self.rank == 0:
             assigns = (np.concatenate([assigns[0], self.hot.rows]),
                        torch.cat([assigns[1], self.hot.values]))  # fmt: skip
+        keys, parked = self.parked.remaining()
+        if keys.size:  # parked for good: their deltas go with the flush
+            adds = (np.concatenate([adds[0], keys >> 8]),
+                    torch.cat([adds[1], self.parked.read(parked, "delta")]))  # fmt: skip
         return adds, assigns
 
     def deliver(self, target: torch.Tensor, adds, assigns) -> None:

@@ -12,7 +12,8 @@
 * ``steady``: ``seconds`` over the iterations after the first (``iterations`` of them);
 * ``bytes``: the row payload the ranks handed to other ranks (``network``), what stayed on a
   rank (``local``: a worker pulling a row it owns), next to the stream's rows × dim × bytes per
-  value (``stream``), and the all-reduce payload;
+  value (``stream``: pulls, pushes, the flush, and the deltas of direct transfers' hand-overs,
+  whose values are their readers' pulls), and the all-reduce payload;
 * series ``measured_<phase>_s``: per iteration, the mean over training ranks (MLflow steps).
 """
 
@@ -27,7 +28,7 @@ from heraldbench.platform.train.executor import TALLY
 
 __all__ = ["measured_summary"]
 
-_MOVED = ("miss_pull", "update_pull", "evict_push", "update_push", "direct")
+_MOVED = ("miss_pull", "update_pull", "evict_push", "update_push")
 
 
 def measured_summary(reports: list[dict[str, Any]], run, trained: float, samples: int,
@@ -38,7 +39,9 @@ def measured_summary(reports: list[dict[str, Any]], run, trained: float, samples
     row_bytes = run.exchange.row_bytes
     tallies = run.tally_table()
 
-    stream_rows = flushed + sum(float(tallies[:, TALLY.index(name)].sum()) for name in _MOVED)
+    stream_rows = flushed + run.handed_delta_rows + sum(
+        float(tallies[:, TALLY.index(name)].sum()) for name in _MOVED
+    )
     return {
         "backend": "nccl" if run.device.type == "cuda" else "gloo",
         "ranks": len(reports),

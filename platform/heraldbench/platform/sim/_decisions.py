@@ -11,9 +11,12 @@ out moves exactly the rows the simulator counts.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Literal
 
-from heraldbench.platform.contract import IterationDecisions, OracleWindow, RunPlan
+import numpy as np
+
+from heraldbench.platform.contract import IterationDecisions, OracleWindow, Read, RunPlan, Send
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers import Scheduler
 from heraldbench.platform.sim._replicated_moves import Moves
@@ -42,6 +45,16 @@ def decisions(
         return
     run = _Run(plan.trace, scheduler, plan, cache_rows, policy, consistency, False, False,
                log_sent=True)  # fmt: skip
+    parked = ParkedRows()
+    for dec in _per_worker_decisions(run):
+        handed = parked.hand_over(dec) if parked else None
+        if handed:
+            dec = replace(dec, **handed)
+        parked.park(dec)
+        yield dec
+
+
+def _per_worker_decisions(run: _Run) -> Iterator[IterationDecisions]:
     for iteration in run.completed_iterations():
         slot = iteration % len(run.ring)
         rec = run.ring[slot]
@@ -63,6 +76,64 @@ def decisions(
             allreduce_rows=run.allreduce_ring[slot],
             version_checks=run.checks_ring[slot],
         )
+
+
+class ParkedRows:
+    """The copies direct transfers parked, per row a bitmask of their senders, and the hand-overs
+    they make at the row's next touches (the rule is the contract's: IterationDecisions)."""
+
+    def __init__(self) -> None:
+        self.senders: dict[int, int] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.senders)
+
+    def park(self, dec: IterationDecisions) -> None:
+        """Park the copies this iteration sent by direct transfer (after its reads)."""
+        direct = dec.sent_how == Send.DIRECT
+        for k, v in zip(dec.sent_ids[direct].tolist(), dec.sent_w[direct].tolist()):
+            self.senders[k] = self.senders.get(k, 0) | (1 << v)
+
+    def hand_over(self, dec: IterationDecisions) -> dict[str, np.ndarray]:
+        """The ``handed_*`` fields of ``dec`` (empty: none). A touch of a parked row by a worker
+        other than its sender (or by a sender that pulls it) is served by its senders: the first
+        is the base of a reader that pulls; the first reader of each parked copy carries its
+        delta; handed copies are no longer parked."""
+        records: list[tuple[int, int, int, bool, bool]] = []
+        parked = np.fromiter(self.senders, np.int64, len(self.senders))
+        touched = np.flatnonzero(np.isin(dec.touched_ids, parked))
+        handed: set[tuple[int, int]] = set()
+        for i in touched.tolist():
+            self._hand_over_to(int(dec.touched_ids[i]), int(dec.touched_w[i]),
+                               int(dec.touched_kind[i]) != Read.HIT, handed, records)
+        for k, s in handed:
+            left = self.senders[k] & ~(1 << s)
+            if left:
+                self.senders[k] = left
+            else:
+                del self.senders[k]
+        if not records:
+            return {}
+        columns = list(zip(*records))
+        return {
+            "handed_ids": np.array(columns[0], np.int64),
+            "handed_from": np.array(columns[1], np.int64),
+            "handed_to": np.array(columns[2], np.int64),
+            "handed_base": np.array(columns[3], bool),
+            "handed_carry": np.array(columns[4], bool),
+        }
+
+    def _hand_over_to(self, k: int, w: int, pulls: bool, handed: set[tuple[int, int]],
+                      records: list) -> None:  # fmt: skip
+        mask, first = self.senders[k], True
+        for s in range(mask.bit_length()):
+            if not mask >> s & 1 or (s == w and not pulls):
+                continue
+            base, carry = pulls and first, (k, s) not in handed
+            if base or carry:  # else nothing travels: the reader keeps an optimistic copy
+                records.append((k, s, w, base, carry))
+                handed.add((k, s))
+            first = False
 
 
 def _replicated_decisions(trace: TraceSource, scheduler: Scheduler, oracle: OracleWindow,

@@ -13,9 +13,9 @@ Per iteration (docs/semantics.md; the stream of :func:`heraldbench.platform.sim.
     the batch and the copy is updated by plain SGD, ``cache_w[k] -= lr·g`` and
     ``delta_w[k] -= lr·g``. SGD is linear, so the PS receiving the sum of the deltas equals
     synchronous training;
-(d) ``Send.UPDATE`` / ``Send.DIRECT`` of (k, v): ``PS[k] += delta_v[k]; delta_v[k] = 0``. A direct
-    transfer is the same arithmetic (the row reaches its reader, whose pull reads it), counted
-    apart from pushes.
+(d) ``Send.UPDATE`` of (k, v): ``PS[k] += delta_v[k]; delta_v[k] = 0``. ``Send.DIRECT``
+    parks v's copy and its delta (:mod:`~heraldbench.platform.train._parked`), and its next
+    readers' pulls in (b) are hand-overs from it (the contract's ``handed_*``), not PS reads.
 
 FAE's hot batches read one replicated table (the replicas are identical, so one tensor stands for
 all of them), updated with the whole batch's gradient: that sum *is* the all-reduce. Entering a
@@ -35,8 +35,16 @@ import numpy as np
 import torch
 
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
-from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read, Send, Series
-from heraldbench.platform.train._kernels import add_at, gather_inverse
+from heraldbench.platform.contract import (
+    IterationDecisions,
+    PhaseSwitch,
+    Read,
+    Send,
+    Series,
+    record_keys,
+)
+from heraldbench.platform.train._kernels import add_at, gather_inverse, scatter_add_rows
+from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
 from heraldbench.platform.train._replicated import ReplicatedTable
 from heraldbench.platform.train._rows import RowStore, index_tensor
 
@@ -122,6 +130,7 @@ class EmulatedCluster:
         self.pending = np.zeros(slots, np.int64)  # updates in each copy's delta
         self.pos_of_slot = np.zeros(slots, np.int64)
         self.hot: ReplicatedTable | None = None  # FAE's H while a hot phase runs
+        self.parked = ParkedCopies(table.shape[1], table.dtype, device)
         self.tally = np.zeros(len(TALLY))
         self.max_staleness = 0
         self._rows_read = np.zeros(0, np.int64)  # global rows read this iteration (unique slots)
@@ -151,7 +160,7 @@ class EmulatedCluster:
         self._send(dec.sent_ids[evict], dec.sent_w[evict])
         self.tally[Tally.EVICT_PUSH] += int(evict.sum())
         self._evict(dec.evicted_ids, dec.evicted_w)
-        self._pull(dec.touched_ids, dec.touched_w, dec.touched_kind)
+        self._pull(dec)
         return self._gather(dec)
 
     def apply_gradient(self, sample_grad: torch.Tensor) -> None:
@@ -174,18 +183,23 @@ class EmulatedCluster:
 
     def finish(self, dec: IterationDecisions) -> None:
         """Step (d): the dirty copies that leave their worker after the update."""
-        after = dec.sent_how != Send.EVICT
-        self._send(dec.sent_ids[after], dec.sent_w[after])
-        direct = int(np.count_nonzero(dec.sent_how[after] == Send.DIRECT))
-        self.tally[Tally.DIRECT] += direct
-        self.tally[Tally.UPDATE_PUSH] += int(after.sum()) - direct
+        direct = dec.sent_how == Send.DIRECT
+        pushed = (dec.sent_how != Send.EVICT) & ~direct
+        self._send(dec.sent_ids[pushed], dec.sent_w[pushed])
+        self._park(dec.sent_ids[direct].astype(np.int64), dec.sent_w[direct])
+        self.tally[Tally.DIRECT] += int(direct.sum())
+        self.tally[Tally.UPDATE_PUSH] += int(pushed.sum())
 
     def flush(self) -> int:
         """Write every pending delta (and a replicated table) to the PS; returns the copies sent
         (the simulator's flush push)."""
         dirty = np.flatnonzero(self.pending)
         self._send_slots(dirty, self.slot_row[dirty])
-        sent = int(dirty.size)
+        keys, slots = self.parked.remaining()
+        scatter_add_rows(self.rows.ps, keys >> 8, self.parked.read(slots, "delta").cpu().numpy())
+        add_at(self.ps_version, keys >> 8, self.parked.updates[slots])
+        self.parked.release(keys)
+        sent = int(dirty.size + keys.size)
         if self.hot is not None:
             leave = PhaseSwitch(False, self.hot.rows)
             sent += leave.pushes()
@@ -197,6 +211,8 @@ class EmulatedCluster:
         delta (what a flush would leave), with the replicated rows during a hot phase."""
         dirty = np.flatnonzero(self.pending)
         table = self.rows.with_pending(dirty, self.slot_row[dirty])
+        keys, slots = self.parked.remaining()
+        scatter_add_rows(table, keys >> 8, self.parked.read(slots, "delta").cpu().numpy())
         if self.hot is not None:
             table[self.hot.rows] = self.hot.table.cpu().numpy()
         return torch.from_numpy(table)
@@ -236,23 +252,49 @@ class EmulatedCluster:
             self.free[w, top : top + group.size] = slots[group]
             self.free_top[w] = top + group.size
 
-    def _pull(self, ids: np.ndarray, workers: np.ndarray, kinds: np.ndarray) -> None:
+    def _pull(self, dec: IterationDecisions) -> None:
+        """Pulls from the PS, then the hand-overs of parked copies (the other pulls)."""
+        ids, workers, kinds = dec.touched_ids, dec.touched_w, dec.touched_kind
         miss = kinds == Read.MISS
-        update = kinds == Read.UPDATE
         self.tally[Tally.HITS] += int(np.count_nonzero(kinds == Read.HIT))
         self.tally[Tally.MISS_PULL] += int(miss.sum())
-        self.tally[Tally.UPDATE_PULL] += int(update.sum())
+        self.tally[Tally.UPDATE_PULL] += int(np.count_nonzero(kinds == Read.UPDATE))
         self._allocate(ids[miss], workers[miss])
-        pulled = miss | update
+        pulled = dec.pulled_from_ps()
         rows, slots = ids[pulled].astype(np.int64), self.slot_of[workers[pulled], ids[pulled]]
         slots = slots.astype(np.int64)
-        if not slots.size:
-            return
         if (slots < 0).any():
             raise InvariantViolation("an update pull of a row its worker does not hold")
-        # HET: pending updates survive the refresh; a strict scheduler has none here.
-        self.rows.load(slots, rows, keep_delta=bool(self.pending[slots].any()))
-        self.copy_version[slots] = self.ps_version[rows] + self.pending[slots]
+        if slots.size:
+            # HET: pending updates survive the refresh; a strict scheduler has none here.
+            self.rows.load(slots, rows, keep_delta=bool(self.pending[slots].any()))
+            self.copy_version[slots] = self.ps_version[rows] + self.pending[slots]
+        if dec.handed_ids.size:
+            self._take_handed(dec)
+
+    def _park(self, ids: np.ndarray, workers: np.ndarray) -> None:
+        """Direct transfers: each copy's value and delta are parked; the copy stays, clean."""
+        if not ids.size:
+            return
+        slots = self.slot_of[workers, ids].astype(np.int64)
+        index = index_tensor(slots, self.device)
+        self.parked.park(record_keys(ids, workers), self.rows.cache.index_select(0, index),
+                         self.rows.delta.index_select(0, index), self.copy_version[slots],
+                         self.pending[slots])  # fmt: skip
+        self.rows.delta.index_fill_(0, index, 0.0)
+        self.pending[slots] = 0
+
+    def _take_handed(self, dec: IterationDecisions) -> None:
+        base, carry = dec.handed_base, dec.handed_carry
+        parked = self.parked.slots(handed_keys(dec))
+        slots = self.slot_of[dec.handed_to, dec.handed_ids].astype(np.int64)
+        apply_handed(self.rows.cache, self.rows.delta, slots, base, carry,
+                     self.parked.read(parked[base], "values"),
+                     self.parked.read(parked[carry], "delta"))  # fmt: skip
+        self.copy_version[slots[base]] = self.parked.version[parked[base]]
+        add_at(self.copy_version, slots[~base], self.parked.updates[parked[~base]])
+        add_at(self.pending, slots[carry], self.parked.updates[parked[carry]])
+        self.parked.release(handed_keys(dec))
 
     def _allocate(self, ids: np.ndarray, workers: np.ndarray) -> None:
         for w, group in _by_worker(workers, self.workers):

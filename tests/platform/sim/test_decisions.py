@@ -1,0 +1,111 @@
+"""Direct transfers in the decision stream: parked copies and their hand-overs (the contract's
+``handed_*`` records), by hand and over a whole herald-plus run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from heraldbench.platform.contract import IterationDecisions, Read, Send
+from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.schedulers import create
+from heraldbench.platform.sim import decisions
+from heraldbench.platform.sim._decisions import ParkedRows
+
+HIT, MISS, UPDATE = int(Read.HIT), int(Read.MISS), int(Read.UPDATE)
+
+
+def _iteration(touched=(), sent=()) -> IterationDecisions:
+    """Decisions with ``touched`` = [(row, worker, kind)] and ``sent`` = [(row, worker, how)]."""
+    t = np.array(touched, np.int64).reshape(-1, 3)
+    s = np.array(sent, np.int64).reshape(-1, 3)
+    empty = np.zeros(0, np.int64)
+    return IterationDecisions(
+        iteration=0, batch=None, assign=empty, replicated=False,  # type: ignore[arg-type]
+        touched_ids=t[:, 0], touched_w=t[:, 1], touched_kind=t[:, 2],
+        evicted_ids=empty, evicted_w=empty,
+        sent_ids=s[:, 0], sent_w=s[:, 1], sent_how=s[:, 2],
+    )  # fmt: skip
+
+
+def _handed(parked: ParkedRows, dec: IterationDecisions) -> list[tuple]:
+    fields = parked.hand_over(dec)
+    if not fields:
+        return []
+    columns = [fields[f"handed_{name}"].tolist() for name in ("ids", "from", "to", "base", "carry")]
+    return list(zip(*columns))
+
+
+def test_a_parked_copy_goes_to_each_reader_and_its_delta_to_the_first():
+    parked = ParkedRows()
+    parked.park(_iteration(sent=[(7, 2, Send.DIRECT), (9, 1, Send.UPDATE)]))
+    # Row 7 is read next by workers 0 and 3 (pulls) and by its sender 2 (a hit).
+    reads = _iteration(touched=[(7, 0, UPDATE), (7, 2, HIT), (7, 3, MISS), (9, 0, MISS)])
+    assert _handed(parked, reads) == [(7, 2, 0, True, True), (7, 2, 3, True, False)]
+    assert not parked  # handed over: no longer parked
+    # The pulls served by the hand-overs are not read from the PS; row 9 (pushed) is.
+    handed = replace(reads, **_parked_by(7, 2).hand_over(reads))
+    assert handed.pulled_from_ps().tolist() == [False, False, False, True]
+    assert handed.handed_carry.tolist() == [True, False]
+
+
+def _parked_by(row: int, sender: int) -> ParkedRows:
+    parked = ParkedRows()
+    parked.park(_iteration(sent=[(row, sender, Send.DIRECT)]))
+    return parked
+
+
+def test_a_sender_that_only_hits_its_own_row_keeps_it_parked_and_parks_again():
+    parked = _parked_by(5, 1)
+    assert _handed(parked, _iteration(touched=[(5, 1, HIT)])) == []
+    parked.park(_iteration(sent=[(5, 1, Send.DIRECT)]))
+    assert _handed(parked, _iteration(touched=[(5, 0, MISS)])) == [(5, 1, 0, True, True)]
+
+
+def test_optimistic_co_writers_hand_each_other_their_deltas_once():
+    """Workers 0 and 1 both wrote row 4 (optimistic: both copies valid) and both parked it.
+    0 and 1, hitting, take each other's delta over; a third reader installs 0's value and
+    carries nothing (1's update reaches it only through the PS: an optimistic read)."""
+    parked = ParkedRows()
+    parked.park(_iteration(sent=[(4, 0, Send.DIRECT), (4, 1, Send.DIRECT)]))
+    reads = _iteration(touched=[(4, 0, HIT), (4, 1, HIT), (4, 2, MISS)])
+    assert _handed(parked, reads) == [
+        (4, 1, 0, False, True),
+        (4, 0, 1, False, True),
+        (4, 0, 2, True, False),
+    ]
+
+
+def _zipf_trace(samples: int = 2000, seed: int = 3) -> InMemoryTrace:
+    rng = np.random.default_rng(seed)
+    sizes = [7, 40, 300]
+    local = np.stack([np.minimum(rng.zipf(1.4, samples) - 1, s - 1) for s in sizes], axis=1)
+    return InMemoryTrace.from_local_ids(local, sizes)
+
+
+@pytest.mark.parametrize("consistency", ["strict", "optimistic"])
+def test_every_direct_transfer_is_handed_over(consistency: str):
+    """Over a run: every parked copy reaches a reader that carries its delta (none is left
+    parked or lost), a served pull is a pull of the stream, and under strict consistency each
+    pull has one sender, so the bytes are the counted rows."""
+    scheduler = create("herald-plus", workers=4, batch_size=8, seed=1)
+    parked_now: set[tuple[int, int]] = set()
+    directs = carried = 0
+    for dec in decisions(_zipf_trace(), scheduler, cache_rows=30, consistency=consistency):
+        pulls = set(zip(dec.touched_ids[dec.touched_kind != HIT].tolist(),
+                        dec.touched_w[dec.touched_kind != HIT].tolist()))  # fmt: skip
+        base = dec.handed_base
+        assert set(zip(dec.handed_ids[base].tolist(), dec.handed_to[base].tolist())) <= pulls
+        taken = set(zip(dec.handed_ids[dec.handed_carry].tolist(),
+                        dec.handed_from[dec.handed_carry].tolist()))  # fmt: skip
+        assert taken <= parked_now
+        parked_now -= taken
+        carried += len(taken)
+        direct = dec.sent_how == Send.DIRECT
+        parked_now |= set(zip(dec.sent_ids[direct].tolist(), dec.sent_w[direct].tolist()))
+        directs += int(direct.sum())
+        assert (dec.handed_base | dec.handed_carry).all()  # a hand-over moves something
+    assert directs > 0 and not parked_now
+    assert carried <= directs  # a copy parked twice before its hand-over carries one delta
