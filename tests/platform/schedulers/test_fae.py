@@ -10,6 +10,8 @@ partition gives sample 0 of a batch to w0 and sample 1 to w1 in batches 0…4 (a
 
 from __future__ import annotations
 
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -341,3 +343,18 @@ def test_profile_is_the_same_with_and_without_random_access(
         replayed.append(scheduler.plan_run(trace).trace.materialize())
     np.testing.assert_array_equal(replayed[0].ids, replayed[1].ids)
     np.testing.assert_array_equal(replayed[0].labels, replayed[1].labels)
+
+
+def test_a_source_without_random_access_is_read_once(tmp_path, monkeypatch):
+    """FAE passes over its trace four times; a front-to-back source is spilled to disk on the
+    first and read there after, with the same schedule and replayed trace."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the spill's directory
+    direct = skewed_trace(3_000, seed=8)
+    streamed = _Streamed(direct)
+    plans = [create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.02,
+                    switch_period=2).plan_run(trace) for trace in (direct, streamed)]  # fmt: skip
+    replayed = [plan.trace.materialize() for plan in plans]
+    np.testing.assert_array_equal(replayed[0].ids, replayed[1].ids)
+    np.testing.assert_array_equal(replayed[0].labels, replayed[1].labels)
+    np.testing.assert_array_equal(plans[0].replicated_rows, plans[1].replicated_rows)
+    assert streamed.passes == 1

@@ -15,12 +15,14 @@ from heraldbench.platform.data._trace import (
     TableLayout,
     TraceSource,
 )
+from heraldbench.platform.data.spill import SpilledTrace
 
 __all__ = [
     "DatasetSpecBase",
     "FirstSeenTrace",
     "InMemoryTrace",
     "SampleChunk",
+    "SpilledTrace",
     "TableLayout",
     "TraceSource",
     "read_ahead",

@@ -30,7 +30,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.data import SampleChunk, SpilledTrace, TraceSource
 from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.schedulers._base import (
     CacheView,
@@ -194,6 +194,9 @@ class FAE(Scheduler):
 
     def plan_run(self, trace: TraceSource) -> RunPlan:
         spec: FAESpec = self.spec  # type: ignore[assignment]
+        # FAE passes over the trace four times (sampling, the hot/cold split, then each class);
+        # a source that must be read through each time is spilled to disk on the first.
+        trace = trace if trace.random_access else SpilledTrace(trace)
         target = spec.hot_row_target(trace.layout.total_rows)
         rng = np.random.default_rng([self.seed, 0xFAE])
         counts, sampled = sample_access_counts(trace, spec.sampling_rate, rng)
