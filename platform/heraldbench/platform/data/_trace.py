@@ -92,6 +92,11 @@ class TraceSource(abc.ABC):
     def _blocks(self) -> Iterator[SampleChunk]:
         """Yield the samples in trace order, in blocks of any size."""
 
+    def _id_blocks(self) -> Iterator[SampleChunk]:
+        """:meth:`_blocks` for a consumer of ids only (a simulation): labels and dense features
+        may be left empty. Sources that produce ids apart override it; the rest give it all."""
+        return self._blocks()
+
     def describe(self) -> dict[str, Any]:
         """Facts about the dataset for reports (kind, sizes, calibration figures)."""
         return {
@@ -101,13 +106,14 @@ class TraceSource(abc.ABC):
             "dense_features": self.num_dense,
         }
 
-    def chunks(self, chunk_samples: int) -> Iterator[SampleChunk]:
-        """Yield consecutive chunks of exactly ``chunk_samples`` samples (the last may be short)."""
+    def chunks(self, chunk_samples: int, ids_only: bool = False) -> Iterator[SampleChunk]:
+        """Yield consecutive chunks of exactly ``chunk_samples`` samples (the last may be short);
+        with ``ids_only``, their labels and dense features may be empty (not computed)."""
         if chunk_samples <= 0:
             raise ValueError(f"chunk_samples must be positive, got {chunk_samples}")
         pending: list[SampleChunk] = []
         held = 0
-        for block in self._blocks():
+        for block in self._id_blocks() if ids_only else self._blocks():
             pending.append(block)
             held += len(block)
             while held >= chunk_samples:

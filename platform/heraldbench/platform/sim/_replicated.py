@@ -189,7 +189,7 @@ class _Run:
 
     def steps(self, progress: ProgressCallback | None = None) -> Iterator[int]:
         """Run the trace, yielding each iteration once its cleanup and run are done."""
-        batches = global_batches(self.trace, self.scheduler.global_batch)
+        batches = global_batches(self.trace, self.scheduler.global_batch, self.log is None)
         enqueued = 0
         for b in range(self.iterations):
             while enqueued < min(b + self.lookahead, self.iterations):

@@ -101,6 +101,7 @@ class _Run:
                  log_sent=False):
         self.trace = trace
         self.scheduler, self.check = scheduler, check
+        self.counts_only = not log_sent  # no executor reads the batches' labels and features
         self.policy = plan.cache_policy or policy
         self.replicated_rows = plan.replicated_rows
         _validate(self.trace, scheduler, cache_rows, self.policy, consistency)
@@ -190,7 +191,7 @@ class _Run:
             yield first_left + offset, window.popleft()
 
     def _raw_batches(self) -> Iterator[SampleChunk]:
-        return global_batches(self.trace, self.scheduler.global_batch)
+        return global_batches(self.trace, self.scheduler.global_batch, self.counts_only)
 
     def _step(self, iteration: int, batch: SampleChunk) -> int | None:
         """Residency of ``iteration``; returns the iteration whose syncs completed, if any."""
@@ -342,10 +343,12 @@ def _push_log(rec: IterationRecords) -> tuple[np.ndarray, ...]:
     return rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n
 
 
-def global_batches(trace: TraceSource, global_batch: int) -> Iterator[SampleChunk]:
+def global_batches(trace: TraceSource, global_batch: int,
+                   ids_only: bool = False) -> Iterator[SampleChunk]:  # fmt: skip
     """The trace's whole global batches in order (a short tail is dropped), produced on a
-    background thread a few chunks ahead of the simulation (:func:`read_ahead`)."""
-    for chunk in read_ahead(trace.chunks(global_batch * _BATCHES_PER_CHUNK)):
+    background thread a few chunks ahead of the simulation (:func:`read_ahead`); ``ids_only``:
+    for a run that counts, which reads no labels or dense features."""
+    for chunk in read_ahead(trace.chunks(global_batch * _BATCHES_PER_CHUNK, ids_only)):
         for offset in range(0, len(chunk) - global_batch + 1, global_batch):
             yield chunk.slice(offset, offset + global_batch)
 

@@ -30,6 +30,15 @@ def test_chunked_generation_equals_one_shot(chunk: int) -> None:
     assert np.array_equal(np.concatenate([p.labels for p in parts]), whole.labels)
 
 
+def test_a_simulation_reads_the_same_ids_without_labels_or_features() -> None:
+    """``chunks(..., ids_only=True)`` (what a counting run reads) skips the labels and dense
+    features, and gives the very ids of the full chunks."""
+    whole = _trace().materialize()
+    parts = list(_trace().chunks(97, ids_only=True))
+    assert np.array_equal(np.concatenate([p.ids for p in parts]), whole.ids)
+    assert all(p.labels.size == 0 and p.dense.size == 0 for p in parts)
+
+
 def test_random_access_equals_the_stream(monkeypatch) -> None:
     # A ring of 64 samples makes the stream recompute most copies from their origin too.
     monkeypatch.setattr(trace_module, "RING_SAMPLES", 64)

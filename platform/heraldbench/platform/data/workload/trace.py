@@ -162,13 +162,24 @@ class ProfileTrace(TraceSource):
         return SampleChunk(ids, labels, dense)
 
     def _blocks(self) -> Iterator[SampleChunk]:
+        for start, ids in self._id_arrays():
+            yield self._sample_chunk(np.arange(start, start + len(ids), dtype=np.int64), ids)
+
+    def _id_blocks(self) -> Iterator[SampleChunk]:
+        no_labels, no_dense = np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32)
+        for _, ids in self._id_arrays():
+            yield SampleChunk(ids, no_labels, no_dense)
+
+    def _id_arrays(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(first sample, global ids) of each block, in order."""
         ring = _ring(self.layout.num_tables)
+        offsets = self._offsets.astype(ROW_ID_DTYPE)  # global ids fit int32 (TableLayout)
         for start in range(0, self.num_samples, BLOCK_SAMPLES):
             stop = min(start + BLOCK_SAMPLES, self.num_samples)
-            local = np.empty((stop - start, self.layout.num_tables), np.int32)
-            _kernels.fill_ids(start, local, ring, self._kernels, *_scratch(self._kernels))
-            ids = (local + self._offsets).astype(ROW_ID_DTYPE)
-            yield self._sample_chunk(np.arange(start, stop, dtype=np.int64), ids)
+            ids = np.empty((stop - start, self.layout.num_tables), ROW_ID_DTYPE)
+            _kernels.fill_ids(start, ids, ring, self._kernels, *_scratch(self._kernels))
+            ids += offsets  # table-local ids (the ring keeps those) to global ones, in place
+            yield start, ids
 
     def samples_at(self, positions: np.ndarray) -> SampleChunk:
         positions = self._checked_positions(positions)
