@@ -8,21 +8,9 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from heraldbench.platform.data import InMemoryTrace, SpilledTrace, TraceSource
+from heraldbench.platform.data import InMemoryTrace, SpilledTrace
 from heraldbench.platform.data import spill as spill_module
-
-
-class _Streamed(TraceSource):
-    """A trace that can only be read front to back, counting its reads."""
-
-    def __init__(self, source: InMemoryTrace) -> None:
-        self.source, self.layout = source, source.layout
-        self.num_samples, self.num_dense = source.num_samples, source.num_dense
-        self.passes = 0
-
-    def _blocks(self):
-        self.passes += 1
-        yield from self.source.chunks(37)
+from tests.platform.data.streamed import StreamedTrace
 
 
 def _trace(samples: int = 5_000, dense: int = 3) -> InMemoryTrace:
@@ -47,7 +35,7 @@ def small_spans(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_after_one_read_the_trace_comes_from_disk_with_random_access(tmp_path):
     source = _trace()
-    streamed = _Streamed(source)
+    streamed = StreamedTrace(source)
     spilled = SpilledTrace(streamed, directory=str(tmp_path))
     assert not spilled.random_access
     _same(spilled.materialize(), source)
@@ -61,7 +49,7 @@ def test_after_one_read_the_trace_comes_from_disk_with_random_access(tmp_path):
 
 
 def test_a_read_abandoned_part_way_spills_nothing(tmp_path):
-    streamed = _Streamed(_trace())
+    streamed = StreamedTrace(_trace())
     spilled = SpilledTrace(streamed, directory=str(tmp_path))
     chunks = spilled.chunks(100)
     next(chunks)
@@ -74,7 +62,7 @@ def test_a_read_abandoned_part_way_spills_nothing(tmp_path):
 def test_without_room_on_the_disk_the_source_is_read_each_time(tmp_path, monkeypatch):
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(spill_module.shutil, "disk_usage", lambda _: usage(1, 1, 10 << 20))
-    streamed = _Streamed(_trace())
+    streamed = StreamedTrace(_trace())
     spilled = SpilledTrace(streamed, directory=str(tmp_path))
     assert spilled.bytes_needed == 5_000 * 4 * (3 + 3 + 1)
     for _ in range(2):

@@ -15,12 +15,13 @@ import tempfile
 import numpy as np
 import pytest
 
-from heraldbench.platform.data import InMemoryTrace, TraceSource
+from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import CacheView, FAESpec, create
 from heraldbench.platform.schedulers import _fae, _fae_profile
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.sim import SimResult, simulate
+from tests.platform.data.streamed import StreamedTrace
 
 # Two tables of 4 rows: local (a, b) is global (a, 4 + b).
 GOLDEN = [
@@ -297,19 +298,6 @@ def test_run_result_reports_the_hot_input_share() -> None:
     assert schedule["samples"] + schedule["samples_dropped_by_reordering"] == 20_000
 
 
-class _Streamed(TraceSource):
-    """A trace that can only be read front to back (as a raw dataset file is)."""
-
-    def __init__(self, source: InMemoryTrace) -> None:
-        self.source, self.layout = source, source.layout
-        self.num_samples, self.num_dense = source.num_samples, source.num_dense
-        self.passes = 0
-
-    def _blocks(self):
-        self.passes += 1
-        yield from self.source.chunks(29)
-
-
 def test_profile_is_the_same_with_and_without_random_access(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -318,7 +306,7 @@ def test_profile_is_the_same_with_and_without_random_access(
     replayed trace equal those of a front-to-back read."""
     monkeypatch.setattr(_fae_profile, "READ_SAMPLES", 41)
     direct = skewed_trace(3_000, seed=8)
-    streamed = _Streamed(direct)
+    streamed = StreamedTrace(direct)
     assert direct.random_access and not streamed.random_access
     profiles = [
         _fae_profile.sample_access_counts(trace, 0.2, np.random.default_rng(4))
@@ -350,7 +338,7 @@ def test_a_source_without_random_access_is_read_once(tmp_path, monkeypatch):
     first and read there after, with the same schedule and replayed trace."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the spill's directory
     direct = skewed_trace(3_000, seed=8)
-    streamed = _Streamed(direct)
+    streamed = StreamedTrace(direct)
     plans = [create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.02,
                     switch_period=2).plan_run(trace) for trace in (direct, streamed)]  # fmt: skip
     replayed = [plan.trace.materialize() for plan in plans]
