@@ -216,8 +216,9 @@ class IterationDecisions:
       (``handed_carry``; added to its value too where the copy is not its base): the dirty
       state moves with the row and reaches the PS with that reader's next push. A parked copy
       is dropped once handed over, so each delta travels once;
-    * under optimistic consistency co-writers park several copies of a row: a reader gets one
-      value and the deltas it carries, and may miss the others' (an optimistic read).
+    * a direct transfer needs the row's only dirty copy (docs/semantics.md), so a row is
+      parked by one sender at a time; the records allow several (a reader then installs the
+      first sender's value and adds the others' carried deltas).
 
     Attributes:
         iteration: index b of the global batch.

@@ -68,3 +68,30 @@ def test_without_room_on_the_disk_the_source_is_read_each_time(tmp_path, monkeyp
     for _ in range(2):
         _same(spilled.materialize(), streamed.source)
     assert streamed.passes == 2 and not spilled.describe()["spilled"]
+
+
+def test_a_disk_that_fills_part_way_leaves_the_source_to_serve(tmp_path, monkeypatch):
+    appended = spill_module._appended
+    calls = []
+
+    def fills_on_the_third(files, chunk):
+        calls.append(len(chunk))
+        return appended(files, chunk) if len(calls) < 3 else False
+
+    monkeypatch.setattr(spill_module, "_appended", fills_on_the_third)
+    streamed = StreamedTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    _same(spilled.materialize(), streamed.source)  # every sample, from the source
+    assert len(calls) == 3 and not spilled.random_access and not spilled.describe()["spilled"]
+
+
+def test_a_reader_that_stops_at_the_last_sample_leaves_it_spilled(tmp_path):
+    streamed = StreamedTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    chunks, taken = spilled.chunks(1000), 0
+    while taken < spilled.num_samples:
+        taken += len(next(chunks))
+    chunks.close()
+    assert spilled.random_access
+    _same(spilled.materialize(), streamed.source)
+    assert streamed.passes == 1

@@ -133,10 +133,11 @@ def test_direct_transfers_go_worker_to_worker_not_through_the_ps():
     assert _max_difference(emulated, run) < 1e-12
 
 
-def test_optimistic_co_writers_hand_each_delta_over_once():
-    """Under optimistic consistency co-writers park copies for one another; each parked delta
-    still travels once, to the reader that takes it over, so the bytes are the counted rows
-    plus one per direct transfer, and both trainers train the same model."""
+def test_optimistic_consistency_hands_over_only_a_rows_only_dirty_copy():
+    """Under optimistic consistency co-writers' copies go to the PS (each lacks the others'
+    updates); a row with one dirty copy is handed over as under strict consistency. Each delta
+    travels once: the bytes are the counted rows plus one per direct transfer, and both
+    trainers train the same model."""
     specs = ({**train_spec(["herald-plus"], backend=backend, workers=3, dtype="float64"),
               "consistency": "optimistic"} for backend in ("emulated", "distributed"))
     emulated, distributed = (_plus(train_experiment(parse_spec(spec))) for spec in specs)

@@ -5,7 +5,8 @@ replay) when the source is costly to read again (a profile's generator, a parsed
 Disk: ``4·(F + D + 1)`` bytes per sample (7.3 GB for Criteo Kaggle's 45.8 M samples), in
 anonymous files of the system's temporary directory (``TMPDIR``) that vanish with the process,
 however it ends. Memory: one block. Where the disk lacks room the trace is read from its source
-each time, as without this wrapper (``describe()["spilled"]`` says which).
+each time, as without this wrapper (``describe()["spilled"]`` says which); so does a trace whose
+writing fails part-way (the disk filled meanwhile: ranks of one host may spill at once).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TraceSource
+from heraldbench.platform.exceptions import DataError
 
 __all__ = ["SpilledTrace"]
 
@@ -68,26 +70,28 @@ class SpilledTrace(TraceSource):
         yield from self._write_through()
 
     def _write_through(self) -> Iterator[SampleChunk]:
-        files = tuple(tempfile.TemporaryFile(dir=self.directory) for _ in range(3))
+        """The source's chunks, written to new files as they pass; the files are kept once they
+        hold every sample. A write that fails (the disk filled meanwhile) drops them, and the
+        read goes on from the source alone."""
+        files: tuple[Any, ...] | None = tuple(
+            tempfile.TemporaryFile(dir=self.directory) for _ in range(3)
+        )
         written = 0
         try:
             for chunk in self.source.chunks(_SPAN):
-                arrays = (chunk.ids.astype(ROW_ID_DTYPE, copy=False),
-                          chunk.labels.astype(np.float32, copy=False),
-                          chunk.dense.astype(np.float32, copy=False))  # fmt: skip
-                for file, array in zip(files, arrays):
-                    file.write(np.ascontiguousarray(array).data)
+                if files is not None and not _appended(files, chunk):
+                    _close(files)
+                    files = None
                 written += len(chunk)
                 yield chunk
         finally:
-            complete = written == self.num_samples
-            for file in files:
-                file.flush()
-                if not complete:  # abandoned part-way: the next read starts again
-                    file.close()
-        if complete:
-            self._files, self.random_access = files, True
-            weakref.finalize(self, _close, files)
+            if files is not None and written == self.num_samples:
+                for file in files:
+                    file.flush()
+                self._files, self.random_access = files, True
+                weakref.finalize(self, _close, files)
+            elif files is not None:  # abandoned part-way: the next read starts again
+                _close(files)
 
     def _has_room(self) -> bool:
         return shutil.disk_usage(self.directory).free >= self.bytes_needed + _HEADROOM_BYTES
@@ -126,7 +130,10 @@ class SpilledTrace(TraceSource):
         arrays = (out.ids,) if ids_only else (out.ids, out.labels, out.dense)
         for file, width, array in zip(self._files, self._widths, arrays):  # type: ignore[arg-type]
             if array.nbytes:
-                os.preadv(file.fileno(), [memoryview(array).cast("B")], start * width)
+                got = os.preadv(file.fileno(), [memoryview(array).cast("B")], start * width)
+                if got != array.nbytes:
+                    raise DataError(f"the spilled trace's file ended {array.nbytes - got} bytes "
+                                    f"short of samples {start}..{stop - 1}")
         return out
 
     def _empty(self, n: int, ids_only: bool) -> SampleChunk:
@@ -139,3 +146,17 @@ class SpilledTrace(TraceSource):
 def _close(files) -> None:
     for file in files:
         file.close()
+
+
+def _appended(files: tuple[Any, ...], chunk: SampleChunk) -> bool:
+    """Append ``chunk``'s ids, labels and dense features to ``files``; False if the disk
+    refused (full, or gone)."""
+    arrays = (chunk.ids.astype(ROW_ID_DTYPE, copy=False),
+              chunk.labels.astype(np.float32, copy=False),
+              chunk.dense.astype(np.float32, copy=False))  # fmt: skip
+    try:
+        for file, array in zip(files, arrays):
+            file.write(np.ascontiguousarray(array).data)
+    except OSError:
+        return False
+    return True

@@ -132,7 +132,7 @@ class RowMover:
             if ps.any():
                 out[torch.from_numpy(np.flatnonzero(ps))] = self.shard.read(ids[rec[ps]])
             slots = self.parked.slots(keys[hand[rec[parked] - pulls]])
-            from_values = torch.from_numpy(rec[parked] < values_end)
+            from_values = torch.from_numpy(rec[parked] < values_end).to(out.device)
             parked_rows = torch.where(from_values[:, None], self.parked.read(slots, "values"),
                                       self.parked.read(slots, "delta"))  # fmt: skip
             out[torch.from_numpy(np.flatnonzero(parked))] = parked_rows

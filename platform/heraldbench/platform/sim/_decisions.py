@@ -18,6 +18,7 @@ import numpy as np
 
 from heraldbench.platform.contract import IterationDecisions, OracleWindow, Read, RunPlan, Send
 from heraldbench.platform.data import TraceSource
+from heraldbench.platform.exceptions import InvariantViolation
 from heraldbench.platform.schedulers import Scheduler
 from heraldbench.platform.sim._replicated_moves import Moves
 from heraldbench.platform.sim._simulator import _Run
@@ -49,6 +50,9 @@ def decisions(
     for dec in _per_worker_decisions(run):
         handed = parked.hand_over(dec) if parked else None
         if handed:
+            if dec.replicated:  # no scheduler combines the two: its executors would skip them
+                raise InvariantViolation(f"iteration {dec.iteration}: hand-overs in a batch "
+                                         "served by replicated rows")
             dec = replace(dec, **handed)
         parked.park(dec)
         yield dec

@@ -199,12 +199,13 @@ def _pushing_for_readers(holders, part, readers, direct):  # pragma: no cover - 
     """The dirty copies of a row (``holders``) that its next ``readers`` need sent, the pushes
     that costs, and how they are logged. Partial copies (``part``) all go, to the PS, which sums
     them. Of whole copies, a holder sends unless the only reader is itself (with two or more
-    readers every holder does); with ``direct`` it sends to its reader, which counts it as its
-    pull, and the dirty state moves with it: no push. Scalars only and no branches: see
-    write_and_sync."""
+    readers every holder does); with ``direct`` the row's only dirty copy goes to its readers,
+    which count it as their pull, and the dirty state moves with it: no push. Several whole
+    dirty copies (optimistic co-writers) each lack the others' updates: they go to the PS,
+    which sums them. Scalars only and no branches: see write_and_sync."""
     whole = holders if several_bits(readers) else holders & ~readers
     pushing = (holders if part else whole) if readers != 0 else holders ^ holders
-    through_ps = part or not direct
+    through_ps = part or not direct or several_bits(holders)
     pushes = popcount(pushing) if through_ps else 0
     return pushing, pushes, SENT_UPDATE if through_ps else SENT_DIRECT
 

@@ -288,6 +288,10 @@ class EmulatedCluster:
         base, carry = dec.handed_base, dec.handed_carry
         parked = self.parked.slots(handed_keys(dec))
         slots = self.slot_of[dec.handed_to, dec.handed_ids].astype(np.int64)
+        if (slots < 0).any():
+            i = int(np.flatnonzero(slots < 0)[0])
+            raise InvariantViolation(f"row {int(dec.handed_ids[i])} handed over to worker "
+                                     f"{int(dec.handed_to[i])}, which holds no slot for it")
         apply_handed(self.rows.cache, self.rows.delta, slots, base, carry,
                      self.parked.read(parked[base], "values"),
                      self.parked.read(parked[carry], "delta"))  # fmt: skip
