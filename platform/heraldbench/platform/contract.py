@@ -207,18 +207,14 @@ class IterationDecisions:
     workers.
 
     Direct transfers (herald-plus, docs/semantics.md "Syncs"): a ``Send.DIRECT`` of (k, v)
-    parks v's copy of k, its value and its pending delta, at v (v's copy stays, clean). At the
-    row's next touches by other workers (or by v, if it pulls k again) the parked copy is
-    *handed over* from v to the reader, one transfer, in place of a pull from the PS:
-
-    * a reader that pulls k installs the value of its first sender's copy (``handed_base``);
-    * the first reader of each parked copy takes its delta over as its own pending update
-      (``handed_carry``; added to its value too where the copy is not its base): the dirty
-      state moves with the row and reaches the PS with that reader's next push. A parked copy
-      is dropped once handed over, so each delta travels once;
-    * a direct transfer needs the row's only dirty copy (docs/semantics.md), so a row is
-      parked by one sender at a time; the records allow several (a reader then installs the
-      first sender's value and adds the others' carried deltas).
+    parks v's copy of k, its value and its pending delta, at v (v's copy stays, clean). A
+    direct transfer needs the row's only dirty copy, so a row is parked by one worker at a
+    time. At the row's next pulls (by other workers, or by v if it pulls k again) the parked
+    copy is *handed over* from v to each reader, one transfer in place of a pull from the PS:
+    the reader installs its value; the first of them (``handed_carry``) also takes its delta
+    over as its own pending update, so the dirty state moves with the row and reaches the PS
+    with that reader's next push. A parked copy is dropped once handed over: each delta
+    travels once.
 
     Attributes:
         iteration: index b of the global batch.
@@ -235,8 +231,7 @@ class IterationDecisions:
         allreduce_rows: rows all-reduced after this iteration, before the ring factor.
         version_checks: metadata messages (HET's version check per lookup).
         handed_ids, handed_from, handed_to: parked copies handed over at this iteration's
-            reads (see above), grouped by reader and row, a reader's base first.
-        handed_base: the reader pulls the row and installs this copy's value.
+            pulls (see above), in the order of the touched records they serve.
         handed_carry: the reader takes this copy's pending delta over.
     """
 
@@ -260,16 +255,14 @@ class IterationDecisions:
     handed_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     handed_from: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     handed_to: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
-    handed_base: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
     handed_carry: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
 
     def pulled_from_ps(self) -> np.ndarray:
         """Per touched record: a pull (MISS or UPDATE) served by the row's owner, not handed
         over."""
         pulled = (self.touched_kind == Read.MISS) | (self.touched_kind == Read.UPDATE)
-        if self.handed_base.any():
-            base = self.handed_base
-            served = record_keys(self.handed_ids[base], self.handed_to[base])
+        if self.handed_ids.size:
+            served = record_keys(self.handed_ids, self.handed_to)
             pulled &= ~np.isin(record_keys(self.touched_ids, self.touched_w), served)
         return pulled
 

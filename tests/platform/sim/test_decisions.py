@@ -10,6 +10,7 @@ import pytest
 
 from heraldbench.platform.contract import IterationDecisions, Read, Send
 from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.exceptions import InvariantViolation
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import decisions
 from heraldbench.platform.sim._decisions import ParkedRows
@@ -34,7 +35,7 @@ def _handed(parked: ParkedRows, dec: IterationDecisions) -> list[tuple]:
     fields = parked.hand_over(dec)
     if not fields:
         return []
-    columns = [fields[f"handed_{name}"].tolist() for name in ("ids", "from", "to", "base", "carry")]
+    columns = [fields[f"handed_{name}"].tolist() for name in ("ids", "from", "to", "carry")]
     return list(zip(*columns))
 
 
@@ -43,7 +44,7 @@ def test_a_parked_copy_goes_to_each_reader_and_its_delta_to_the_first():
     parked.park(_iteration(sent=[(7, 2, Send.DIRECT), (9, 1, Send.UPDATE)]))
     # Row 7 is read next by workers 0 and 3 (pulls) and by its sender 2 (a hit).
     reads = _iteration(touched=[(7, 0, UPDATE), (7, 2, HIT), (7, 3, MISS), (9, 0, MISS)])
-    assert _handed(parked, reads) == [(7, 2, 0, True, True), (7, 2, 3, True, False)]
+    assert _handed(parked, reads) == [(7, 2, 0, True), (7, 2, 3, False)]
     assert not parked  # handed over: no longer parked
     # The pulls served by the hand-overs are not read from the PS; row 9 (pushed) is.
     handed = replace(reads, **_parked_by(7, 2).hand_over(reads))
@@ -61,7 +62,16 @@ def test_a_sender_that_only_hits_its_own_row_keeps_it_parked_and_parks_again():
     parked = _parked_by(5, 1)
     assert _handed(parked, _iteration(touched=[(5, 1, HIT)])) == []
     parked.park(_iteration(sent=[(5, 1, Send.DIRECT)]))
-    assert _handed(parked, _iteration(touched=[(5, 0, MISS)])) == [(5, 1, 0, True, True)]
+    assert _handed(parked, _iteration(touched=[(5, 0, MISS)])) == [(5, 1, 0, True)]
+
+
+def test_a_row_parked_by_two_workers_or_hit_away_from_its_copy_is_refused():
+    """A direct transfer needs the row's only dirty copy: a second sender, or a reader that
+    hits the row while its only dirty copy is parked elsewhere, is a broken stream."""
+    with pytest.raises(InvariantViolation, match="two workers"):
+        _parked_by(3, 0).park(_iteration(sent=[(3, 1, Send.DIRECT)]))
+    with pytest.raises(InvariantViolation, match="hits a row"):
+        _parked_by(3, 0).hand_over(_iteration(touched=[(3, 2, HIT)]))
 
 
 def test_optimistic_co_writers_push_to_the_ps_instead():
@@ -95,8 +105,7 @@ def test_every_direct_transfer_is_handed_over(consistency: str):
     for dec in decisions(_zipf_trace(), scheduler, cache_rows=30, consistency=consistency):
         pulls = set(zip(dec.touched_ids[dec.touched_kind != HIT].tolist(),
                         dec.touched_w[dec.touched_kind != HIT].tolist()))  # fmt: skip
-        base = dec.handed_base
-        assert set(zip(dec.handed_ids[base].tolist(), dec.handed_to[base].tolist())) <= pulls
+        assert set(zip(dec.handed_ids.tolist(), dec.handed_to.tolist())) <= pulls
         taken = set(zip(dec.handed_ids[dec.handed_carry].tolist(),
                         dec.handed_from[dec.handed_carry].tolist()))  # fmt: skip
         assert taken <= parked_now
@@ -105,7 +114,5 @@ def test_every_direct_transfer_is_handed_over(consistency: str):
         direct = dec.sent_how == Send.DIRECT
         parked_now |= set(zip(dec.sent_ids[direct].tolist(), dec.sent_w[direct].tolist()))
         directs += int(direct.sum())
-        assert dec.handed_base.all()  # every hand-over serves a pull: no reader hits a row
-        # whose only dirty copy is elsewhere
     assert directs > 0 and not parked_now
     assert carried <= directs  # a copy parked twice before its hand-over carries one delta

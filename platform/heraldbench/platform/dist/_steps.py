@@ -117,25 +117,26 @@ class RowMover:
 
     def _pull_and_hand_over(self, dec: IterationDecisions, ids: np.ndarray,
                             readers: np.ndarray) -> None:  # fmt: skip
-        """One exchange: PS values (owner → reader), then each hand-over's value (if it is the
-        reader's base) and delta (if the reader carries it), sender → reader."""
-        base, carry = dec.handed_base, dec.handed_carry
-        hand = np.concatenate([np.flatnonzero(base), np.flatnonzero(carry)])
-        src = np.concatenate([self.shard.layout.owner(ids), dec.handed_from[hand]])
-        dst = np.concatenate([readers, dec.handed_to[hand]])
-        pulls, values_end = ids.size, ids.size + int(base.sum())
+        """One exchange, records in this order: PS values (owner → reader), then each
+        hand-over's value, then the carried deltas (sender → reader)."""
+        carry = np.flatnonzero(dec.handed_carry)
+        handed = dec.handed_ids.size
+        src = np.concatenate([self.shard.layout.owner(ids), dec.handed_from, dec.handed_from[carry]])
+        dst = np.concatenate([readers, dec.handed_to, dec.handed_to[carry]])
+        pulls = ids.size
         keys = handed_keys(dec)
+        parked_of = np.concatenate([np.arange(handed), carry])  # hand-over of each parked record
 
         def values_of(rec: np.ndarray) -> torch.Tensor:
             out = self.exchange.empty(rec.size)
             ps, parked = rec < pulls, rec >= pulls
             if ps.any():
                 out[torch.from_numpy(np.flatnonzero(ps))] = self.shard.read(ids[rec[ps]])
-            slots = self.parked.slots(keys[hand[rec[parked] - pulls]])
-            from_values = torch.from_numpy(rec[parked] < values_end).to(out.device)
-            parked_rows = torch.where(from_values[:, None], self.parked.read(slots, "values"),
-                                      self.parked.read(slots, "delta"))  # fmt: skip
-            out[torch.from_numpy(np.flatnonzero(parked))] = parked_rows
+            slots = self.parked.slots(keys[parked_of[rec[parked] - pulls]])
+            is_value = torch.from_numpy(rec[parked] < pulls + handed).to(out.device)
+            rows = torch.where(is_value[:, None], self.parked.read(slots, "values"),
+                               self.parked.read(slots, "delta"))  # fmt: skip
+            out[torch.from_numpy(np.flatnonzero(parked))] = rows
             return out
 
         got = self.exchange.planned(src, dst, values_of)
@@ -144,26 +145,26 @@ class RowMover:
         from_ps = got.records[got.records < pulls]
         if from_ps.size:
             self.copies.install(ids[from_ps], got.values[torch.from_numpy(at[from_ps])])
-        mine = dec.handed_to == self.rank
-        if mine.any():
-            self._take_handed(dec, mine, at, pulls, got.values)
+        mine = np.flatnonzero(dec.handed_to == self.rank)
+        if mine.size:
+            self._take_handed(dec, mine, at[pulls + mine], at, pulls + handed, got.values)
         self.parked.release(keys[dec.handed_from == self.rank])
 
-    def _take_handed(self, dec: IterationDecisions, mine: np.ndarray, at: np.ndarray,
-                     pulls: int, received: torch.Tensor) -> None:  # fmt: skip
-        """This reader's hand-overs, in record order: allocate the rows it pulls, then apply."""
-        base, carry = dec.handed_base, dec.handed_carry
-        value_record = np.full(base.size, -1, np.int64)
-        value_record[base] = pulls + np.arange(int(base.sum()))
-        delta_record = np.full(base.size, -1, np.int64)
-        delta_record[carry] = pulls + int(base.sum()) + np.arange(int(carry.sum()))
-        ids = dec.handed_ids.astype(np.int64)
-        self.copies.allocate_missing(ids[mine & base])
-        slots = self.copies.slots(ids[mine])
-        take = lambda records: received[torch.from_numpy(at[records])]  # noqa: E731
-        mb, mc = base[mine], carry[mine]
-        apply_handed(self.copies.values, self.copies.delta, slots, mb, mc,
-                     take(value_record[mine][mb]), take(delta_record[mine][mc]))  # fmt: skip
+    def _take_handed(self, dec: IterationDecisions, mine: np.ndarray, value_at: np.ndarray,
+                     at: np.ndarray, deltas_start: int, received: torch.Tensor) -> None:  # fmt: skip
+        """This reader's hand-overs (``mine``, in record order): allocate the rows it misses,
+        install the values (``value_at``: where each lies in ``received``), take the carried
+        deltas over."""
+        carry = dec.handed_carry
+        delta_record = np.full(carry.size, -1, np.int64)
+        delta_record[carry] = deltas_start + np.arange(int(carry.sum()))
+        ids = dec.handed_ids[mine].astype(np.int64)
+        self.copies.allocate_missing(ids)
+        slots = self.copies.slots(ids)
+        mc = carry[mine]
+        apply_handed(self.copies.values, self.copies.delta, slots, mc,
+                     received[torch.from_numpy(value_at)],
+                     received[torch.from_numpy(at[delta_record[mine][mc]])])  # fmt: skip
         self.copies.mark_dirty(slots[mc])
 
     def _push(self, ids: np.ndarray, senders: np.ndarray, whole: bool, values_of=None) -> None:

@@ -83,61 +83,58 @@ def _per_worker_decisions(run: _Run) -> Iterator[IterationDecisions]:
 
 
 class ParkedRows:
-    """The copies direct transfers parked, per row a bitmask of their senders, and the hand-overs
-    they make at the row's next touches (the rule is the contract's: IterationDecisions)."""
+    """The rows direct transfers parked, each with its one sender (a direct transfer needs the
+    row's only dirty copy), and the hand-overs they make at the row's next pulls (the rule is
+    the contract's: IterationDecisions)."""
 
     def __init__(self) -> None:
-        self.senders: dict[int, int] = {}
+        self.rows = np.zeros(0, np.int64)  # sorted
+        self.senders = np.zeros(0, np.int64)
 
     def __bool__(self) -> bool:
-        return bool(self.senders)
+        return bool(self.rows.size)
 
     def park(self, dec: IterationDecisions) -> None:
         """Park the copies this iteration sent by direct transfer (after its reads)."""
         direct = dec.sent_how == Send.DIRECT
-        for k, v in zip(dec.sent_ids[direct].tolist(), dec.sent_w[direct].tolist()):
-            self.senders[k] = self.senders.get(k, 0) | (1 << v)
+        if not direct.any():
+            return
+        rows, senders = dec.sent_ids[direct].astype(np.int64), dec.sent_w[direct].astype(np.int64)
+        at, known = self._lookup(rows)
+        if (self.senders[at[known]] != senders[known]).any() or np.unique(rows).size < rows.size:
+            raise InvariantViolation(f"iteration {dec.iteration}: a row parked by two workers")
+        rows, senders = np.concatenate([self.rows, rows[~known]]), np.concatenate(
+            [self.senders, senders[~known]])  # a sender parking its row again keeps one entry
+        order = np.argsort(rows, kind="stable")
+        self.rows, self.senders = rows[order], senders[order]
 
     def hand_over(self, dec: IterationDecisions) -> dict[str, np.ndarray]:
-        """The ``handed_*`` fields of ``dec`` (empty: none). A touch of a parked row by a worker
-        other than its sender (or by a sender that pulls it) is served by its senders: the first
-        is the base of a reader that pulls; the first reader of each parked copy carries its
-        delta; handed copies are no longer parked."""
-        records: list[tuple[int, int, int, bool, bool]] = []
-        parked = np.fromiter(self.senders, np.int64, len(self.senders))
-        touched = np.flatnonzero(np.isin(dec.touched_ids, parked))
-        handed: set[tuple[int, int]] = set()
-        for i in touched.tolist():
-            self._hand_over_to(int(dec.touched_ids[i]), int(dec.touched_w[i]),
-                               int(dec.touched_kind[i]) != Read.HIT, handed, records)
-        for k, s in handed:
-            left = self.senders[k] & ~(1 << s)
-            if left:
-                self.senders[k] = left
-            else:
-                del self.senders[k]
-        if not records:
+        """The ``handed_*`` fields of ``dec`` (empty: none): each pull of a parked row takes its
+        sender's copy; the first (in record order) carries its delta; handed rows are no
+        longer parked. A sender that only hits its row keeps it parked."""
+        at, known = self._lookup(dec.touched_ids.astype(np.int64))
+        touched = np.flatnonzero(known)
+        senders = self.senders[at[touched]]
+        pulls = dec.touched_kind[touched] != Read.HIT
+        if (~pulls & (dec.touched_w[touched] != senders)).any():
+            raise InvariantViolation(f"iteration {dec.iteration}: a worker hits a row whose only "
+                                     "dirty copy is parked elsewhere")
+        touched, senders = touched[pulls], senders[pulls]
+        if not touched.size:
             return {}
-        columns = list(zip(*records))
-        return {
-            "handed_ids": np.array(columns[0], np.int64),
-            "handed_from": np.array(columns[1], np.int64),
-            "handed_to": np.array(columns[2], np.int64),
-            "handed_base": np.array(columns[3], bool),
-            "handed_carry": np.array(columns[4], bool),
-        }
+        rows = dec.touched_ids[touched].astype(np.int64)
+        carry = np.zeros(rows.size, bool)
+        carry[np.unique(rows, return_index=True)[1]] = True
+        keep = ~np.isin(self.rows, rows)
+        self.rows, self.senders = self.rows[keep], self.senders[keep]
+        return {"handed_ids": rows, "handed_from": senders,
+                "handed_to": dec.touched_w[touched].astype(np.int64), "handed_carry": carry}
 
-    def _hand_over_to(self, k: int, w: int, pulls: bool, handed: set[tuple[int, int]],
-                      records: list) -> None:  # fmt: skip
-        mask, first = self.senders[k], True
-        for s in range(mask.bit_length()):
-            if not mask >> s & 1 or (s == w and not pulls):
-                continue
-            base, carry = pulls and first, (k, s) not in handed
-            if base or carry:  # else nothing travels: the reader keeps an optimistic copy
-                records.append((k, s, w, base, carry))
-                handed.add((k, s))
-            first = False
+    def _lookup(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Position in :attr:`rows` of each of ``rows``, and whether it is parked."""
+        at = np.searchsorted(self.rows, rows).clip(0, max(self.rows.size - 1, 0))
+        known = self.rows[at] == rows if self.rows.size else np.zeros(rows.size, bool)
+        return at, known
 
 
 def _replicated_decisions(trace: TraceSource, scheduler: Scheduler, oracle: OracleWindow,

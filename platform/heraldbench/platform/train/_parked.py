@@ -24,57 +24,61 @@ def handed_keys(dec: IterationDecisions) -> np.ndarray:
     return record_keys(dec.handed_ids, dec.handed_from)
 
 
-def apply_handed(values: torch.Tensor, delta: torch.Tensor, slots: np.ndarray, base: np.ndarray,
-                 carry: np.ndarray, base_values: torch.Tensor,
-                 handed_deltas: torch.Tensor) -> None:  # fmt: skip
-    """A reader's side of its hand-overs, in record order (a reader's base first): a base copy
-    is installed as a pull is, ``value + delta``; a carried delta becomes the reader's pending
-    update, and is added to its value where it did not come with it (another sender's, or a
-    hit's).
+def apply_handed(values: torch.Tensor, delta: torch.Tensor, slots: np.ndarray, carry: np.ndarray,
+                 handed_values: torch.Tensor, carried_deltas: torch.Tensor) -> None:  # fmt: skip
+    """A reader's side of its hand-overs: each copy is installed as a pull is, ``value +
+    delta``; a carried delta becomes the reader's pending update.
 
     Args:
         values, delta: the reader's copies and their pending deltas; slots: (n,) the slot of
             each hand-over's row there.
-        base, carry: (n,) the hand-overs' flags; base_values: the values of the base ones;
-        handed_deltas: the deltas of the carried ones (every hand-over but a base may carry).
+        carry: (n,) the hand-overs whose delta the reader takes over; handed_values: (n, D)
+            the parked values; carried_deltas: the parked deltas of the carried ones.
     """
-    device = values.device
+    index = _on(slots, values.device)
+    values.index_copy_(0, index, handed_values + delta.index_select(0, index))
+    delta.index_add_(0, _on(np.asarray(slots)[carry], delta.device), carried_deltas)
 
-    def on_device(array: np.ndarray) -> torch.Tensor:
-        return torch.from_numpy(np.ascontiguousarray(array)).to(device)
 
-    slots = np.asarray(slots, np.int64)
-    at_base = on_device(slots[base])
-    values.index_copy_(0, at_base, base_values + delta.index_select(0, at_base))
-    added = ~base[carry]  # carried onto another sender's value, or onto the reader's own copy
-    values.index_add_(0, on_device(slots[carry][added]), handed_deltas[on_device(added)])
-    delta.index_add_(0, on_device(slots[carry]), handed_deltas)
+def _on(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64)).to(device)
 
 
 class ParkedCopies:
-    """Parked copies by (row, sender), in slots of two growable (n, D) tensors.
+    """Parked copies by (row, sender) key, in slots of two growable (n, D) tensors.
 
     Args:
         dim, dtype, device: of the values.
     """
 
     def __init__(self, dim: int, dtype: torch.dtype, device: torch.device) -> None:
-        self.slot: dict[int, int] = {}
+        self.keys = np.zeros(0, np.int64)  # parked keys, sorted
+        self.key_slots = np.zeros(0, np.int64)  # the slot of each
         self.values = torch.zeros(0, dim, dtype=dtype, device=device)
         self.delta = torch.zeros_like(self.values)
         self.version = np.zeros(0, np.int64)  # updates the parked value holds
         self.updates = np.zeros(0, np.int64)  # updates the parked delta holds
-        self._free: list[int] = []
+        self._free = np.zeros(0, np.int64)  # a stack of free slots (their delta is zero)
 
     def __len__(self) -> int:
-        return len(self.slot)
+        return int(self.keys.size)
 
     def park(self, keys: np.ndarray, values: torch.Tensor, deltas: torch.Tensor,
              version: np.ndarray | None = None, updates: np.ndarray | None = None) -> None:  # fmt: skip
-        """Park ``values`` and ``deltas`` (one row per key); a key parked already keeps the newer
-        value and adds the delta."""
-        slots = np.array([self._slot_for(int(k)) for k in keys], np.int64)
-        index = torch.from_numpy(slots).to(self.values.device)
+        """Park ``values`` and ``deltas`` (one row per key, keys distinct); a key parked already
+        keeps the newer value and adds the delta."""
+        keys = np.asarray(keys, np.int64)
+        at, known = self._find(keys)
+        slots = np.empty(keys.size, np.int64)
+        slots[known] = self.key_slots[at[known]]
+        fresh = np.flatnonzero(~known)
+        if fresh.size:
+            slots[fresh] = self._take_free(fresh.size)
+            merged = np.concatenate([self.keys, keys[fresh]])
+            order = np.argsort(merged, kind="stable")
+            self.keys = merged[order]
+            self.key_slots = np.concatenate([self.key_slots, slots[fresh]])[order]
+        index = _on(slots, self.values.device)
         self.values.index_copy_(0, index, values)
         self.delta.index_add_(0, index, deltas)
         if version is not None and updates is not None:
@@ -83,48 +87,57 @@ class ParkedCopies:
 
     def slots(self, keys: np.ndarray) -> np.ndarray:
         """Slots of parked ``keys``; raises if one is not parked."""
-        try:
-            return np.array([self.slot[int(k)] for k in keys], np.int64)
-        except KeyError as missing:
-            k = int(missing.args[0])
+        keys = np.asarray(keys, np.int64)
+        at, known = self._find(keys)
+        if not known.all():
+            k = int(keys[np.flatnonzero(~known)[0]])
             raise InvariantViolation(
                 f"row {k >> 8} is handed over from worker {k & 0xFF}, which parked no copy of it"
-            ) from None
+            )
+        return self.key_slots[at]
 
     def read(self, slots: np.ndarray, what: str) -> torch.Tensor:
         """``values`` or ``delta`` of ``slots``."""
         tensor = self.values if what == "values" else self.delta
-        return tensor.index_select(0, torch.from_numpy(slots).to(tensor.device))
+        return tensor.index_select(0, _on(slots, tensor.device))
 
     def release(self, keys: np.ndarray) -> None:
         """Forget parked ``keys`` (handed over); their slots are reused."""
-        for k in np.unique(keys).tolist():
-            slot = self.slot.pop(k)
-            self.delta[slot] = 0
-            self.updates[slot] = 0
-            self._free.append(slot)
+        at, known = self._find(np.unique(np.asarray(keys, np.int64)))
+        if not known.any():
+            return
+        gone = at[known]
+        slots = self.key_slots[gone]
+        self.delta.index_fill_(0, _on(slots, self.delta.device), 0.0)
+        self.updates[slots] = 0
+        self._free = np.concatenate([self._free, slots])
+        keep = np.ones(self.keys.size, bool)
+        keep[gone] = False
+        self.keys, self.key_slots = self.keys[keep], self.key_slots[keep]
 
     def remaining(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, slots) of every copy still parked."""
-        keys = np.fromiter(self.slot, np.int64, len(self.slot))
-        return keys, np.array([self.slot[int(k)] for k in keys], np.int64)
+        return self.keys.copy(), self.key_slots.copy()
 
-    def _slot_for(self, key: int) -> int:
-        slot = self.slot.get(key)
-        if slot is not None:
-            return slot
-        if not self._free:
-            self._grow()
-        slot = self.slot[key] = self._free.pop()
-        return slot
+    def _find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not self.keys.size:
+            return np.zeros(keys.size, np.int64), np.zeros(keys.size, bool)
+        at = np.searchsorted(self.keys, keys).clip(0, self.keys.size - 1)
+        return at, self.keys[at] == keys
 
-    def _grow(self) -> None:
+    def _take_free(self, n: int) -> np.ndarray:
+        if self._free.size < n:
+            self._grow(n - self._free.size)
+        taken, self._free = self._free[-n:], self._free[:-n]
+        return taken
+
+    def _grow(self, at_least: int) -> None:
         old = self.values.shape[0]
-        extra = max(64, old)
+        extra = max(64, old, at_least)
         pad = torch.zeros(extra, self.values.shape[1], dtype=self.values.dtype,
                           device=self.values.device)  # fmt: skip
         self.values = torch.cat([self.values, pad])
         self.delta = torch.cat([self.delta, pad.clone()])
         self.version = np.concatenate([self.version, np.zeros(extra, np.int64)])
         self.updates = np.concatenate([self.updates, np.zeros(extra, np.int64)])
-        self._free.extend(range(old + extra - 1, old - 1, -1))
+        self._free = np.concatenate([np.arange(old + extra - 1, old - 1, -1), self._free])

@@ -285,18 +285,17 @@ class EmulatedCluster:
         self.pending[slots] = 0
 
     def _take_handed(self, dec: IterationDecisions) -> None:
-        base, carry = dec.handed_base, dec.handed_carry
+        carry = dec.handed_carry
         parked = self.parked.slots(handed_keys(dec))
         slots = self.slot_of[dec.handed_to, dec.handed_ids].astype(np.int64)
         if (slots < 0).any():
             i = int(np.flatnonzero(slots < 0)[0])
             raise InvariantViolation(f"row {int(dec.handed_ids[i])} handed over to worker "
                                      f"{int(dec.handed_to[i])}, which holds no slot for it")
-        apply_handed(self.rows.cache, self.rows.delta, slots, base, carry,
-                     self.parked.read(parked[base], "values"),
+        apply_handed(self.rows.cache, self.rows.delta, slots, carry,
+                     self.parked.read(parked, "values"),
                      self.parked.read(parked[carry], "delta"))  # fmt: skip
-        self.copy_version[slots[base]] = self.parked.version[parked[base]]
-        add_at(self.copy_version, slots[~base], self.parked.updates[parked[~base]])
+        self.copy_version[slots] = self.parked.version[parked] + self.pending[slots]
         add_at(self.pending, slots[carry], self.parked.updates[parked[carry]])
         self.parked.release(handed_keys(dec))
 
