@@ -20,6 +20,18 @@ def test_rows_are_numbered_per_table_in_order_of_first_appearance() -> None:
     assert renumbered.ids.tolist() == [[0, 5, 15], [1, 5, 16], [0, 6, 15], [2, 7, 17]]
 
 
+def test_a_simulation_reads_the_same_renumbered_ids_without_labels() -> None:
+    """A counting run asks for ids only; the renumbering passes that on to its source (the
+    profile generator then skips labels and features) and numbers the rows the same way."""
+    from heraldbench.platform.data.workload import SyntheticProfileSpec
+
+    source = SyntheticProfileSpec(profile="criteo-kaggle", samples=2000, scale=0.001).open()
+    whole = FirstSeenTrace(source).materialize()
+    parts = list(FirstSeenTrace(source).chunks(300, ids_only=True))
+    np.testing.assert_array_equal(np.concatenate([p.ids for p in parts]), whole.ids)
+    assert all(p.labels.size == 0 for p in parts)
+
+
 def test_samples_labels_dense_and_layout_are_unchanged() -> None:
     source = SyntheticCriteoSpec(samples=3000, scale=0.001, seed=4).open()
     original = source.materialize()

@@ -58,11 +58,17 @@ class FirstSeenTrace(TraceSource):
         return self.source.describe()
 
     def _blocks(self) -> Iterator[SampleChunk]:
+        return self._renumbered(ids_only=False)
+
+    def _id_blocks(self) -> Iterator[SampleChunk]:
+        return self._renumbered(ids_only=True)
+
+    def _renumbered(self, ids_only: bool) -> Iterator[SampleChunk]:
         number = np.zeros(self.layout.total_rows, ROW_ID_DTYPE)  # new id + 1; 0: not seen yet
         self._number = number
         offsets = self.layout.offsets.astype(np.int64)
         next_free = offsets.copy()
-        for chunk in self.source.chunks(_BLOCK_SAMPLES):
+        for chunk in self.source.chunks(_BLOCK_SAMPLES, ids_only):
             ids = np.empty_like(chunk.ids, dtype=ROW_ID_DTYPE)
             _renumber(chunk.ids, ids, number, offsets, next_free)
             yield SampleChunk(ids, chunk.labels, chunk.dense)
