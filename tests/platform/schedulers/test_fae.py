@@ -17,8 +17,7 @@ import pytest
 
 from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.schedulers import CacheView, FAESpec, create
-from heraldbench.platform.schedulers import _fae, _fae_profile
+from heraldbench.platform.schedulers import CacheView, FAESpec, _fae, _fae_profile, create
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.sim import SimResult, simulate
 from tests.platform.data.streamed import StreamedTrace

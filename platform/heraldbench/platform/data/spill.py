@@ -73,8 +73,8 @@ class SpilledTrace(TraceSource):
         """The source's chunks, written to new files as they pass; the files are kept once they
         hold every sample. A write that fails (the disk filled meanwhile) drops them, and the
         read goes on from the source alone."""
-        files: tuple[Any, ...] | None = tuple(
-            tempfile.TemporaryFile(dir=self.directory) for _ in range(3)
+        files: tuple[Any, ...] | None = tuple(  # kept open past this pass: closed by _close
+            tempfile.TemporaryFile(dir=self.directory) for _ in range(3)  # noqa: SIM115
         )
         written = 0
         try:

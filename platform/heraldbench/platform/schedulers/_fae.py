@@ -42,6 +42,7 @@ from heraldbench.platform.schedulers._base import (
     SyncRule,
     register,
 )
+from heraldbench.platform.schedulers._composed import RANDOM
 from heraldbench.platform.schedulers._fae_profile import (
     READ_SAMPLES,
     bits_between,
@@ -50,7 +51,6 @@ from heraldbench.platform.schedulers._fae_profile import (
     sample_access_counts,
     top_rows,
 )
-from heraldbench.platform.schedulers._composed import RANDOM
 from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
 
 __all__ = ["FAE", "FAESpec", "FAETrace", "HotProfile"]

@@ -34,7 +34,6 @@ import enum
 import numpy as np
 import torch
 
-from heraldbench.platform.exceptions import CapacityError, InvariantViolation
 from heraldbench.platform.contract import (
     IterationDecisions,
     PhaseSwitch,
@@ -43,6 +42,7 @@ from heraldbench.platform.contract import (
     Series,
     record_keys,
 )
+from heraldbench.platform.exceptions import CapacityError, InvariantViolation
 from heraldbench.platform.train._kernels import add_at, gather_inverse, scatter_add_rows
 from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
 from heraldbench.platform.train._replicated import ReplicatedTable
