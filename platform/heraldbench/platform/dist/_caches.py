@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
 
 __all__ = ["HotReplica", "RowSlots"]
@@ -155,8 +156,7 @@ class HotReplica:
 
     def positions(self, ids: np.ndarray) -> np.ndarray:
         """Position in :attr:`rows` of each of ``ids``; raises if one is not replicated."""
-        flat = np.asarray(ids, np.int64).ravel()
-        at = np.searchsorted(self.sorted, flat).clip(0, len(self.sorted) - 1)
-        if len(flat) and (self.sorted[at] != flat).any():
+        at, found = find_sorted(self.sorted, np.asarray(ids, np.int64).ravel())
+        if not found.all():
             raise InvariantViolation("a replicated batch reads a row outside the replicated set")
         return self.order[at].reshape(np.shape(ids))

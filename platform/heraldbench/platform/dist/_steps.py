@@ -13,8 +13,8 @@ Who sends, by decision:
   added to the PS;
 * a direct transfer (``Send.DIRECT``) of k by v: nothing moves yet; v parks its copy's value
   and delta. At the row's next reads the stream's hand-overs move it v → reader, worker to
-  worker, in the pull exchange: the value for the reader that pulls it, the delta for the
-  reader that takes it over (or adds it to another sender's value);
+  worker, in the pull exchange: the value for each reader that pulls it, the delta for the
+  first, which takes it over;
 * BagPipe's write-backs (``Send.EVICT/RELEASE``) and a replicated table's exit: the sending
   replica → owner(k), the row's value, which replaces the PS's (replicas are identical).
 """

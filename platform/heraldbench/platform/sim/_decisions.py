@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.contract import IterationDecisions, OracleWindow, Read, RunPlan, Send
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.exceptions import InvariantViolation
@@ -100,7 +101,7 @@ class ParkedRows:
         if not direct.any():
             return
         rows, senders = dec.sent_ids[direct].astype(np.int64), dec.sent_w[direct].astype(np.int64)
-        at, known = self._lookup(rows)
+        at, known = find_sorted(self.rows, rows)
         if (self.senders[at[known]] != senders[known]).any() or np.unique(rows).size < rows.size:
             raise InvariantViolation(f"iteration {dec.iteration}: a row parked by two workers")
         rows, senders = np.concatenate([self.rows, rows[~known]]), np.concatenate(
@@ -112,7 +113,7 @@ class ParkedRows:
         """The ``handed_*`` fields of ``dec`` (empty: none): each pull of a parked row takes its
         sender's copy; the first (in record order) carries its delta; handed rows are no
         longer parked. A sender that only hits its row keeps it parked."""
-        at, known = self._lookup(dec.touched_ids.astype(np.int64))
+        at, known = find_sorted(self.rows, dec.touched_ids.astype(np.int64))
         touched = np.flatnonzero(known)
         senders = self.senders[at[touched]]
         pulls = dec.touched_kind[touched] != Read.HIT
@@ -129,12 +130,6 @@ class ParkedRows:
         self.rows, self.senders = self.rows[keep], self.senders[keep]
         return {"handed_ids": rows, "handed_from": senders,
                 "handed_to": dec.touched_w[touched].astype(np.int64), "handed_carry": carry}
-
-    def _lookup(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Position in :attr:`rows` of each of ``rows``, and whether it is parked."""
-        at = np.searchsorted(self.rows, rows).clip(0, max(self.rows.size - 1, 0))
-        known = self.rows[at] == rows if self.rows.size else np.zeros(rows.size, bool)
-        return at, known
 
 
 def _replicated_decisions(trace: TraceSource, scheduler: Scheduler, oracle: OracleWindow,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.contract import IterationDecisions, record_keys
 from heraldbench.platform.exceptions import InvariantViolation
 
@@ -68,7 +69,7 @@ class ParkedCopies:
         """Park ``values`` and ``deltas`` (one row per key, keys distinct); a key parked already
         keeps the newer value and adds the delta."""
         keys = np.asarray(keys, np.int64)
-        at, known = self._find(keys)
+        at, known = find_sorted(self.keys, keys)
         slots = np.empty(keys.size, np.int64)
         slots[known] = self.key_slots[at[known]]
         fresh = np.flatnonzero(~known)
@@ -88,7 +89,7 @@ class ParkedCopies:
     def slots(self, keys: np.ndarray) -> np.ndarray:
         """Slots of parked ``keys``; raises if one is not parked."""
         keys = np.asarray(keys, np.int64)
-        at, known = self._find(keys)
+        at, known = find_sorted(self.keys, keys)
         if not known.all():
             k = int(keys[np.flatnonzero(~known)[0]])
             raise InvariantViolation(
@@ -103,7 +104,7 @@ class ParkedCopies:
 
     def release(self, keys: np.ndarray) -> None:
         """Forget parked ``keys`` (handed over); their slots are reused."""
-        at, known = self._find(np.unique(np.asarray(keys, np.int64)))
+        at, known = find_sorted(self.keys, np.unique(np.asarray(keys, np.int64)))
         if not known.any():
             return
         gone = at[known]
@@ -118,12 +119,6 @@ class ParkedCopies:
     def remaining(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, slots) of every copy still parked."""
         return self.keys.copy(), self.key_slots.copy()
-
-    def _find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if not self.keys.size:
-            return np.zeros(keys.size, np.int64), np.zeros(keys.size, bool)
-        at = np.searchsorted(self.keys, keys).clip(0, self.keys.size - 1)
-        return at, self.keys[at] == keys
 
     def _take_free(self, n: int) -> np.ndarray:
         if self._free.size < n:
