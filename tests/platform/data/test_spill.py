@@ -1,5 +1,6 @@
 """A trace spilled to disk on its first read: the same samples afterwards, with random access,
-without reading the source again; no room, no spill; an abandoned read, no spill."""
+without reading the source again; no room, no spill; an abandoned read, no spill; a reader of
+ids alone spills ids alone where the source makes them apart."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import pytest
 
 from heraldbench.platform.data import InMemoryTrace, SpilledTrace
 from heraldbench.platform.data import spill as spill_module
-from tests.platform.data.streamed import StreamedTrace
+from tests.platform.data.streamed import (
+    ComputedSamplesTrace,
+    StreamedIdsTrace,
+    StreamedOnCoresTrace,
+    StreamedTrace,
+)
 
 
 def _trace(samples: int = 5_000, dense: int = 3) -> InMemoryTrace:
@@ -39,7 +45,7 @@ def test_after_one_read_the_trace_comes_from_disk_with_random_access(tmp_path):
     spilled = SpilledTrace(streamed, directory=str(tmp_path))
     assert not spilled.random_access
     _same(spilled.materialize(), source)
-    assert spilled.random_access and spilled.describe()["spilled"]
+    assert spilled.random_access and spilled.describe()["spilled"] == "samples"
     _same(spilled.materialize(), source)  # read back from the files
     positions = np.random.default_rng(1).integers(0, source.num_samples, 3_000)  # repeats
     positions[:5] = [4_999, 0, 4_999, 17, 0]
@@ -95,3 +101,70 @@ def test_a_reader_that_stops_at_the_last_sample_leaves_it_spilled(tmp_path):
     assert spilled.random_access
     _same(spilled.materialize(), streamed.source)
     assert streamed.passes == 1
+
+
+def test_a_reader_of_ids_spills_ids_and_the_rest_follows_when_asked(tmp_path):
+    """A simulation reads ids only: a source that makes them apart (a profile) is read that way
+    and only its ids are written; the first read of whole samples spills the rest, once."""
+    streamed = StreamedIdsTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    ids = np.concatenate([c.ids for c in spilled.chunks(700, ids_only=True)])
+    np.testing.assert_array_equal(ids, streamed.source.ids)
+    assert (streamed.id_passes, streamed.passes) == (1, 0)
+    assert spilled.random_access and spilled.describe()["spilled"] == "ids"
+    positions = np.random.default_rng(1).integers(0, spilled.num_samples, 300)
+    np.testing.assert_array_equal(spilled.ids_at(positions), streamed.source.ids[positions])
+    assert streamed.id_passes == 1
+    _same(spilled.samples_at(positions), streamed.source.samples_at(positions))
+    assert streamed.passes == 1 and spilled.describe()["spilled"] == "samples"
+    _same(spilled.materialize(), streamed.source)
+    assert (streamed.id_passes, streamed.passes) == (1, 1)
+
+
+def test_a_reader_of_ids_spills_whole_samples_of_a_source_that_reads_them_anyway(tmp_path):
+    streamed = StreamedTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    list(spilled.chunks(700, ids_only=True))
+    assert spilled.describe()["spilled"] == "samples"
+    _same(spilled.materialize(), streamed.source)
+    assert streamed.passes == 1
+
+
+def test_a_spilling_pass_makes_the_ids_on_every_core(tmp_path, monkeypatch):
+    """The reader of the spilling pass (FAE's sampled counts) leaves the cores free: a source
+    that can make its ids on several (a profile's generator) is asked to."""
+    monkeypatch.setattr(spill_module, "usable_cores", lambda: 2)
+    streamed = StreamedOnCoresTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    ids = np.concatenate([c.ids for c in spilled.chunks(700, ids_only=True)])
+    np.testing.assert_array_equal(ids, streamed.source.ids)
+    assert streamed.cores_asked == [2] and spilled.describe()["spilled"] == "ids"
+    np.testing.assert_array_equal(spilled.materialize().ids, streamed.source.ids)
+    assert streamed.cores_asked == [2] and streamed.passes == 1  # the rest, one whole pass
+
+
+def test_a_source_that_computes_labels_from_ids_is_never_read_again(tmp_path):
+    """A profile's labels and dense features are a function of positions and ids: with the
+    ids on disk, whole samples are computed from them, with no second pass."""
+    streamed = ComputedSamplesTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    list(spilled.chunks(700, ids_only=True))
+    positions = np.random.default_rng(3).integers(0, spilled.num_samples, 300)
+    _same(spilled.samples_at(positions), streamed.source.samples_at(positions))
+    _same(spilled.materialize(), streamed.source)
+    assert (streamed.id_passes, streamed.passes) == (1, 0)
+    assert streamed.computed == 300 + 5_000 and spilled.describe()["spilled"] == "ids"
+
+
+def test_whole_samples_that_fail_to_spill_are_not_tried_again(tmp_path, monkeypatch):
+    """The disk fills while whole samples are spilled after the ids: the source serves them
+    from then on, and the pass is not retried on every read."""
+    streamed = StreamedIdsTrace(_trace())
+    spilled = SpilledTrace(streamed, directory=str(tmp_path))
+    list(spilled.chunks(700, ids_only=True))
+    monkeypatch.setattr(spill_module, "_appended", lambda files, chunk: False)
+    positions = np.arange(10, 20)
+    for _ in range(3):
+        _same(spilled.samples_at(positions), streamed.source.samples_at(positions))
+    assert spilled.describe()["spilled"] == "ids"
+    assert streamed.passes == 1 + 3  # the one spilling pass, then one read per call (no room)

@@ -16,11 +16,14 @@ import numpy as np
 import pytest
 
 from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.data import spill as spill_module
+from heraldbench.platform.data.workload import ProfileTrace
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import CacheView, FAESpec, _fae, _fae_profile, create
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.sim import SimResult, simulate
-from tests.platform.data.streamed import StreamedTrace
+from tests.platform.data.streamed import StreamedIdsTrace, StreamedTrace
+from tests.platform.data.workload.planted import planted_profile
 
 # Two tables of 4 rows: local (a, b) is global (a, 4 + b).
 GOLDEN = [
@@ -345,3 +348,46 @@ def test_a_source_without_random_access_is_read_once(tmp_path, monkeypatch):
     np.testing.assert_array_equal(replayed[0].labels, replayed[1].labels)
     np.testing.assert_array_equal(plans[0].replicated_rows, plans[1].replicated_rows)
     assert streamed.passes == 1
+
+
+def test_a_simulation_of_a_source_that_makes_ids_apart_reads_ids_alone(tmp_path, monkeypatch):
+    """A counting run replays ids only: a source that makes them apart (a profile's generator)
+    is generated once, ids alone, for the offline phase and the replay; labels are made (one
+    more pass) only when a trainer asks for whole samples."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the spill's directory
+    direct = skewed_trace(3_000, seed=8)
+    streamed = StreamedIdsTrace(direct)
+    plans = [create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.02,
+                    switch_period=2).plan_run(trace) for trace in (direct, streamed)]  # fmt: skip
+    replayed = [np.concatenate([c.ids for c in plan.trace.chunks(100, ids_only=True)])
+                for plan in plans]  # fmt: skip
+    np.testing.assert_array_equal(replayed[0], replayed[1])
+    np.testing.assert_array_equal(replayed[0], plans[0].trace.materialize().ids)
+    assert (streamed.id_passes, streamed.passes) == (1, 0)
+    whole = plans[1].trace.materialize()
+    np.testing.assert_array_equal(whole.labels, plans[0].trace.materialize().labels)
+    assert (streamed.id_passes, streamed.passes) == (1, 1)
+
+
+def test_fae_on_a_profile_trace_equals_fae_on_the_same_samples_held_in_memory(
+    tmp_path, monkeypatch
+):
+    """The real path of a simulation on a profile: the ids spilled as they are made on two
+    threads, the replay's ids read back, whole samples computed from them; the schedule and
+    the replayed trace equal FAE's on the very samples held in memory (random access)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(spill_module, "usable_cores", lambda: 2)
+    profile = ProfileTrace(planted_profile(), samples=6_000, seed=4)
+    held = profile.materialize()
+
+    def plan(trace):
+        return create("fae", workers=4, batch_size=8, seed=3, hot_ratio=0.05).plan_run(trace)
+
+    plans = [plan(held), plan(profile)]
+    assert plans[1].trace.source.describe()["spilled"] == "ids"
+    np.testing.assert_array_equal(plans[0].replicated_rows, plans[1].replicated_rows)
+    replayed = [np.concatenate([c.ids for c in p.trace.chunks(500, ids_only=True)]) for p in plans]
+    np.testing.assert_array_equal(replayed[0], replayed[1])
+    whole = [p.trace.materialize() for p in plans]
+    np.testing.assert_array_equal(whole[0].labels, whole[1].labels)
+    np.testing.assert_array_equal(whole[0].dense, whole[1].dense)

@@ -87,6 +87,9 @@ class TraceSource(abc.ABC):
     num_dense: int
     #: Whether :meth:`samples_at` and :meth:`ids_at` read only the samples asked for.
     random_access: bool = False
+    #: Whether a sample's labels and dense features are computed from its position and ids
+    #: (:meth:`whole_samples`: a profile's generator) rather than read.
+    samples_from_ids: bool = False
 
     @abc.abstractmethod
     def _blocks(self) -> Iterator[SampleChunk]:
@@ -96,6 +99,17 @@ class TraceSource(abc.ABC):
         """:meth:`_blocks` for a consumer of ids only (a simulation): labels and dense features
         may be left empty. Sources that produce ids apart override it; the rest give it all."""
         return self._blocks()
+
+    def whole_samples(self, positions: np.ndarray, ids: np.ndarray) -> SampleChunk:
+        """The samples at ``positions`` whose ids are ``ids`` (as read before), with their
+        labels and dense features, for a source that computes those from positions and ids
+        (:attr:`samples_from_ids`)."""
+        raise NotImplementedError(f"{type(self).__name__} reads its labels and dense features")
+
+    def id_blocks_on(self, cores: int) -> Iterator[SampleChunk] | None:
+        """:meth:`_id_blocks` made on up to ``cores`` cores at once, for a reader that leaves
+        them free (FAE's first pass); None (this default) where the source reads on one."""
+        return None
 
     def describe(self) -> dict[str, Any]:
         """Facts about the dataset for reports (kind, sizes, calibration figures)."""

@@ -283,27 +283,43 @@ class FAETrace(TraceSource):
         }
 
     def _blocks(self) -> Iterator[SampleChunk]:
-        streams = {hot: _ClassStream(self._samples_of_class(hot)) for hot in (False, True)}
+        return self._replayed(ids_only=False)
+
+    def _id_blocks(self) -> Iterator[SampleChunk]:
+        return self._replayed(ids_only=True)
+
+    def _replayed(self, ids_only: bool) -> Iterator[SampleChunk]:
+        streams = {
+            hot: _ClassStream(self._samples_of_class(hot, ids_only)) for hot in (False, True)
+        }
         for hot, batches in self.phases:
             yield from streams[hot].take(batches * self.global_batch)
 
-    def _samples_of_class(self, hot: bool) -> Iterator[SampleChunk]:
-        """The source's samples of one class in order: only those read where the source has
-        random access, else the source read through and filtered."""
+    def _ids_alone(self, ids: np.ndarray) -> SampleChunk:
+        """A chunk of ids whose labels and dense features were not read (an ids-only reader)."""
+        return SampleChunk(ids, np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32))
+
+    def _samples_of_class(self, hot: bool, ids_only: bool) -> Iterator[SampleChunk]:
+        """The source's samples of one class in order (their ids alone with ``ids_only``): only
+        those read where the source has random access, else the source read through and
+        filtered."""
         total = self.source.num_samples
         if self.source.random_access:
             for start in range(0, total, READ_SAMPLES):
                 stop = min(start + READ_SAMPLES, total)
-                keep = np.flatnonzero(bits_between(self.is_hot, start, stop) == hot)
+                keep = start + np.flatnonzero(bits_between(self.is_hot, start, stop) == hot)
                 if keep.size:
-                    yield self.source.samples_at(start + keep)
+                    yield (self._ids_alone(self.source.ids_at(keep)) if ids_only
+                           else self.source.samples_at(keep))  # fmt: skip
             return
         start = 0
-        for chunk in self.source.chunks(READ_SAMPLES):
+        for chunk in self.source.chunks(READ_SAMPLES, ids_only):
             keep = bits_between(self.is_hot, start, start + len(chunk)) == hot
             start += len(chunk)
             if keep.any():
-                yield SampleChunk(chunk.ids[keep], chunk.labels[keep], chunk.dense[keep])
+                yield self._ids_alone(chunk.ids[keep]) if ids_only else SampleChunk(
+                    chunk.ids[keep], chunk.labels[keep], chunk.dense[keep]
+                )
 
 
 class _ClassStream:

@@ -49,7 +49,8 @@ def sample_access_counts(
     counts = np.zeros(trace.layout.total_rows, dtype=np.int64)
     drawn = _draws_by_chunk(total, draws, rng)
     if not trace.random_access:
-        for chunk, (start, positions) in zip(read_ahead(trace.chunks(READ_SAMPLES)), drawn):
+        chunks = trace.chunks(READ_SAMPLES, ids_only=True)
+        for chunk, (start, positions) in zip(read_ahead(chunks), drawn):
             _count_rows(chunk.ids[positions - start], counts)
         return counts, draws
     pending: list[np.ndarray] = []
@@ -118,7 +119,7 @@ def find_hot_samples(trace: TraceSource, hot_bits: np.ndarray) -> np.ndarray:
 
     if not trace.random_access:
         start = 0
-        for chunk in read_ahead(trace.chunks(block)):
+        for chunk in read_ahead(trace.chunks(block, ids_only=True)):
             mark(start, chunk.ids)
             start += len(chunk)
         return found

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
+
 import numpy as np
 import pytest
 
@@ -22,6 +25,20 @@ def test_same_seed_same_trace_other_seed_other_trace() -> None:
     assert (a.ids != c.ids).mean() > 0.3
 
 
+def test_traces_are_the_same_from_version_to_version() -> None:
+    """Golden digests of two traces' ids (the planted profile, and the built-in default at scale
+    0.05), so that a faster generator cannot change the traces that old specs and the README's
+    results were measured on. A deliberate change of the model updates them and says so."""
+    planted = _trace(seed=3).materialize().ids
+    default = SyntheticProfileSpec(profile="criteo-kaggle", samples=50_000, scale=0.05, seed=1)
+    assert hashlib.sha256(planted.tobytes()).hexdigest() == (
+        "84fc2efae244ff60e98fac3896b6ca999d4d94afbdb8fb2fae8957e04c2b1cce"
+    )
+    assert hashlib.sha256(default.open().materialize().ids.tobytes()).hexdigest() == (
+        "09edc0e25d9fc70bbe456a78617ed5a6b5f1b622eb9cb1d087cc59cbda1321bb"
+    )
+
+
 @pytest.mark.parametrize("chunk", [1, 97, 4096, SAMPLES])
 def test_chunked_generation_equals_one_shot(chunk: int) -> None:
     whole = _trace().materialize()
@@ -39,15 +56,43 @@ def test_a_simulation_reads_the_same_ids_without_labels_or_features() -> None:
     assert all(p.labels.size == 0 and p.dense.size == 0 for p in parts)
 
 
-def test_random_access_equals_the_stream(monkeypatch) -> None:
-    # A ring of 64 samples makes the stream recompute most copies from their origin too.
-    monkeypatch.setattr(trace_module, "RING_SAMPLES", 64)
+@pytest.mark.parametrize("ring", [64, trace_module.RING_SAMPLES])
+def test_random_access_equals_the_stream(monkeypatch, ring: int) -> None:
+    """Random access follows copies back to their origin; the stream plans each sample's sources
+    ahead and copies them from its ring, or (ring of 64) recomputes the older ones."""
+    monkeypatch.setattr(trace_module, "RING_SAMPLES", ring)
     whole = _trace().materialize()
     positions = np.random.default_rng(0).integers(0, SAMPLES, 2000)
     picked = _trace().samples_at(positions)
     assert np.array_equal(picked.ids, whole.ids[positions])
     assert np.array_equal(picked.labels, whole.labels[positions])
     assert np.array_equal(_trace().ids_at(positions), whole.ids[positions])
+
+
+@pytest.mark.parametrize("ring", [64, trace_module.RING_SAMPLES])
+@pytest.mark.parametrize("cores", [2, 3])
+def test_ids_made_on_several_cores_equal_the_stream(monkeypatch, ring: int, cores: int) -> None:
+    """A block copies only its own fields, so groups of blocks are made by threads of their own
+    (FAE's spilling pass): the very ids of the stream, in every block of samples."""
+    monkeypatch.setattr(trace_module, "RING_SAMPLES", ring)
+    monkeypatch.setattr(trace_module, "BLOCK_SAMPLES", 1000)
+    whole = _trace().materialize()
+    parts = list(_trace().id_blocks_on(cores))
+    assert [len(p) for p in parts] == [1000] * 8
+    assert np.array_equal(np.concatenate([p.ids for p in parts]), whole.ids)
+    assert _trace().id_blocks_on(1) is None
+    groups = trace_module._block_groups(_trace()._kernels, cores)
+    assert len(groups) == cores and groups[0][0] == 0 and groups[-1][1] == 4
+    assert all(a < b for a, b in groups)
+
+
+def test_a_reader_that_stops_early_leaves_no_generating_thread(monkeypatch) -> None:
+    monkeypatch.setattr(trace_module, "BLOCK_SAMPLES", 500)
+    blocks = _trace().id_blocks_on(2)
+    next(blocks)
+    assert any(t.name.startswith("heraldbench-gen") for t in threading.enumerate())
+    blocks.close()
+    assert not any(t.name.startswith("heraldbench-gen") for t in threading.enumerate())
 
 
 def test_ids_fit_the_layout_and_blocks_recur_together() -> None:

@@ -9,8 +9,10 @@ a field's new values.
 Speed (DESIGN §5: generation runs on the second core and must keep up with the simulator): the
 kernels run without numba's reference counting (``_nrt=False``; they allocate nothing), draw from
 discrete laws with alias tables (one random number, no search), read growth curves through
-precomputed slopes, and keep each recent sample's head flags next to its ids in the ring, so a
-repeat checks and copies its source with one trip to memory.
+precomputed slopes, and decide each sample's sources a few samples before building it, so that
+the rows it copies are fetched meanwhile. Whether a candidate source drew a head tuple is
+recomputed (two hashes), never read from memory: a rejected candidate then costs no trip to
+memory at all.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 
 from heraldbench.platform.data.workload._prefetch import prefetch
 
-__all__ = ["FLAG_COLUMNS", "NEW_STREAMS", "fill_ids", "fill_positions", "plan_shape", "value_at"]
+__all__ = ["NEW_STREAMS", "fill_ids", "fill_positions", "plan_shape", "value_at"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -33,9 +35,6 @@ _INV53 = 1.0 / 9007199254740992.0
 _INV32 = 1.0 / 4294967296.0
 #: A repeat whose source sample is a head draw looks for another source this many times.
 RETRIES = 8
-#: Ring columns before the ids: a sample's head flags (bit k: block k drew a head tuple). A ring
-#: row is padded to whole 64-byte lines, and the ring is line-aligned (trace._ring).
-FLAG_COLUMNS = 2
 
 # Key streams: each decision draws from its own stream (index into Kernels.keys).
 (_ROOT_COIN, _ROOT_DISTANCE, _SLOT, _HEAD_COIN, _HEAD_PICK, _REPEAT_DISTANCE, _FIELD_SLOT,
@@ -184,14 +183,10 @@ def _head_coin(t, k, kern):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _head_at(s, k, kern, ring, newest):  # pragma: no cover - numba
-    """Whether block k drew a head tuple at s: read from the ring's flag columns when the ring
-    holds s (``newest``: the sample being generated), else computed."""
-    if newest - s < ring.shape[0] and k < 64:
-        row = s & (ring.shape[0] - 1)
-        word = ring[row, k >> 5]
-        return (np.uint32(word) >> np.uint32(k & 31)) & np.uint32(1) == np.uint32(1)
-    return _new_tuple(s, k, kern) < 0 and _head_coin(s, k, kern)
+def _head_at(s, k, kern):  # pragma: no cover - numba
+    """Whether block k drew a head tuple at s (computed: cheaper than a trip to memory). The
+    head coin comes first: one hash, and false for most samples."""
+    return _head_coin(s, k, kern) and _new_tuple(s, k, kern) < 0
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -207,46 +202,36 @@ def _root_sources(t, kern, roots):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _own_distance(t, k, attempt, kern):  # pragma: no cover - numba
-    r = _hash(_stream(kern, _REPEAT_DISTANCE, k * RETRIES + attempt), t)
-    return _distance(kern.repeat_cdf[k], kern.repeat_prob[k], kern.repeat_alias[k], r, t)
-
-
-@numba.njit(cache=True, inline="always", _nrt=False)
-def _repeat_source(t, k, bits, first, kern, roots, ring):  # pragma: no cover - numba
+def _repeat_source(t, k, bits, kern, roots):  # pragma: no cover - numba
     """The earlier sample block k repeats at t: a root's source it follows, else its own; -1 if
     every candidate is a head draw (head draws are not entities and are not repeated).
-    ``bits``: the block's coins at t; ``first``: its first own distance (0: none)."""
+    ``bits``: the block's coins at t; ``roots``: each root level's source at t."""
     for lv in range(roots.shape[0]):
         s = roots[lv]
-        if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k]:
-            if not _head_at(s, k, kern, ring, t):
-                return s
+        if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k] and not _head_at(s, k, kern):
+            return s
     return _entity_source(t, k, _REPEAT_DISTANCE, k, kern.repeat_cdf[k], kern.repeat_prob[k],
-                          kern.repeat_alias[k], first, kern, ring)  # fmt: skip
+                          kern.repeat_alias[k], kern)  # fmt: skip
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _old_source(t, f, k, kern, ring):  # pragma: no cover - numba
+def _old_source(t, f, k, kern):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
     return _entity_source(t, k, _OLD_DISTANCE, f, kern.old_cdf[f], kern.old_prob[f],
-                          kern.old_alias[f], np.int64(-1), kern, ring)  # fmt: skip
+                          kern.old_alias[f], kern)  # fmt: skip
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _entity_source(t, k, stream, index, cdf, prob, alias, first, kern, ring):  # pragma: no cover
+def _entity_source(t, k, stream, index, cdf, prob, alias, kern):  # pragma: no cover
     """The first of up to RETRIES distances back (drawn from the law cdf/prob/alias, key stream
     ``stream``, ``index``) that lands on a sample where block k did not draw a head tuple; -1 if
-    none, or once a draw finds no mass. ``first``: the first distance if already drawn (>= 0)."""
+    none, or once a draw finds no mass."""
     for attempt in range(RETRIES):
-        if attempt == 0 and first >= 0:
-            d = first
-        else:
-            r = _hash(_stream(kern, stream, index * RETRIES + attempt), t)
-            d = _distance(cdf, prob, alias, r, t)
+        r = _hash(_stream(kern, stream, index * RETRIES + attempt), t)
+        d = _distance(cdf, prob, alias, r, t)
         if d == 0:
             return np.int64(-1)
-        if not _head_at(t - d, k, kern, ring, t):
+        if not _head_at(t - d, k, kern):
             return t - d
     return np.int64(-1)
 
@@ -272,7 +257,7 @@ def _head_tuple(t, k, kern):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _new_value(t, j, f, k, kern, ring):  # pragma: no cover - numba
+def _new_value(t, j, f, k, kern):  # pragma: no cover - numba
     """Field f of new tuple j (at sample t): (value, -1), or (-1, source) to copy."""
     q = _slot(j, kern.field_curve[f], kern.field_slope[f], _stream(kern, _FIELD_SLOT, f),
               kern.field_jitter[f])  # fmt: skip
@@ -280,21 +265,21 @@ def _new_value(t, j, f, k, kern, ring):  # pragma: no cover - numba
         return kern.head_rows[f] + q, np.int64(-1)
     if kern.head_rows[f] > 0 and _uniform(_stream(kern, _OLD_COIN, f), t) < kern.old_head_share[f]:
         return _own_value(t, f, kern), np.int64(-1)
-    s = _old_source(t, f, k, kern, ring)
+    s = _old_source(t, f, k, kern)
     if s < 0:
         return _own_value(t, f, kern), np.int64(-1)
     return np.int64(-1), s
 
 
 @numba.njit(cache=True, _nrt=False)
-def value_at(t, f, kern, roots, no_ring):  # pragma: no cover - numba
+def value_at(t, f, kern, roots):  # pragma: no cover - numba
     """Id (table-local row) of field f at sample t, by following copies back to their origin
-    (``roots``: scratch of one entry per root level; ``no_ring``: a ring of no rows)."""
+    (``roots``: scratch of one entry per root level)."""
     k = kern.block_of[f]
     while True:
         j = _new_tuple(t, k, kern)
         if j >= 0:
-            value, source = _new_value(t, j, f, k, kern, no_ring)
+            value, source = _new_value(t, j, f, k, kern)
             if source < 0:
                 return value
             t = source
@@ -302,7 +287,7 @@ def value_at(t, f, kern, roots, no_ring):  # pragma: no cover - numba
         bits = _block_bits(t, k, kern)
         if not _head_by(bits, t, k, kern):
             _root_sources(t, kern, roots)
-            source = _repeat_source(t, k, bits, _own_distance(t, k, 0, kern), kern, roots, no_ring)
+            source = _repeat_source(t, k, bits, kern, roots)
             if source >= 0:
                 t = source
                 continue
@@ -311,40 +296,43 @@ def value_at(t, f, kern, roots, no_ring):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def fill_positions(positions, out, kern, roots, no_ring):  # pragma: no cover - numba
+def fill_positions(positions, out, kern, roots):  # pragma: no cover - numba
     """The ids of the samples at ``positions`` (random access; see :func:`value_at`)."""
     for i in range(positions.shape[0]):
         for f in range(out.shape[1]):
-            out[i, f] = value_at(positions[i], f, kern, roots, no_ring)
+            out[i, f] = value_at(positions[i], f, kern, roots)
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
 def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
+    """Field f of an earlier sample: from the ring if it holds it, else computed."""
     if t - source < ring.shape[0]:
-        return ring[source & (ring.shape[0] - 1), FLAG_COLUMNS + f]
-    return value_at(source, f, kern, scratch, ring[:0])
+        return ring[source & (ring.shape[0] - 1), f]
+    return value_at(source, f, kern, scratch)
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _prefetch_row(ring, s):  # pragma: no cover - numba
+def _prefetch_block(ring, s, k, kern):  # pragma: no cover - numba
+    """Start loading the lines of sample s's ring row that hold block k's fields."""
     row = s & (ring.shape[0] - 1)
-    for column in range(0, ring.shape[1], 16):  # one prefetch per 64-byte line
-        prefetch(ring, row, column)
+    for p in range(kern.block_start[k], kern.block_start[k + 1]):
+        prefetch(ring, row, kern.block_fields[p])
 
 
 # ---- the sequential path: plan each sample AHEAD samples early, then build it ---------------
 
-#: Samples planned ahead of the one being built: their likely sources are prefetched meanwhile.
+#: Samples planned ahead of the one being built: the rows they copy are prefetched meanwhile.
 AHEAD = 8
 #: Rows of the plan (a power of two above AHEAD); columns: see :func:`plan_shape`.
 PLAN_ROWS = 16
 _NEVER = np.int64(1) << 62
 
 
-def plan_shape(blocks: int, levels: int) -> tuple[int, int]:
-    """Scratch the sequential path needs: per planned sample, each block's new tuple (or -1),
-    coins and first own distance, then each root level's source; plus each block's next slot."""
-    return PLAN_ROWS + 2, max(3 * blocks + levels, 2 * blocks)
+def plan_shape(blocks: int, fields: int) -> tuple[int, int]:
+    """Scratch the sequential path needs: per planned sample, each block's new tuple (or -1) and
+    source (or -1), then each field's value in a new tuple (a copy from sample s as -2 - s);
+    plus each block's next slot and its sample."""
+    return PLAN_ROWS + 2, 2 * blocks + fields
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -391,84 +379,97 @@ def _start_slots(start, kern, plan):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _plan_sample(u, kern, ring, roots, plan):  # pragma: no cover - numba
-    """Decide what needs no ring at sample u, store it in the plan, prefetch the likely sources."""
+def _plan_new_tuple(u, j, k, kern, ring, plan, row):  # pragma: no cover - numba
+    """Block k's fields in its new tuple j at u: values, or the samples to copy (prefetched)."""
     blocks = kern.block_start.shape[0] - 1
+    for p in range(kern.block_start[k], kern.block_start[k + 1]):
+        f = kern.block_fields[p]
+        value, source = _new_value(u, j, f, k, kern)
+        if source >= 0:
+            prefetch(ring, source & (ring.shape[0] - 1), f)
+            value = -2 - source
+        plan[row, 2 * blocks + f] = value
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _plan_sample(u, kern, ring, roots, plan, first_block, end_block):  # pragma: no cover
+    """Decide every source of sample u (blocks first_block..end_block), store them in the plan,
+    and prefetch the rows they name: all of it is arithmetic on u, no read of the ring."""
     row = u & (PLAN_ROWS - 1)
     state = plan.shape[0] - 2
     _root_sources(u, kern, roots)
-    for lv in range(roots.shape[0]):
-        plan[row, 3 * blocks + lv] = roots[lv]
-        if roots[lv] >= 0:
-            _prefetch_row(ring, roots[lv])
-    for k in range(blocks):
+    for k in range(first_block, end_block):
         j = np.int64(-1)
         if plan[state + 1, k] == u:
             j = plan[state, k]
             _next_slot(k, j + 1, kern, plan)
-        bits = _block_bits(u, k, kern)
-        first = np.int64(0)
-        if j < 0 and not _head_by(bits, u, k, kern):
-            first = _own_distance(u, k, 0, kern)
-            if first > 0:
-                _prefetch_row(ring, u - first)
-        plan[row, 3 * k] = j
-        plan[row, 3 * k + 1] = np.int64(bits)
-        plan[row, 3 * k + 2] = first
+        source = np.int64(-1)
+        if j >= 0:
+            _plan_new_tuple(u, j, k, kern, ring, plan, row)
+        else:
+            bits = _block_bits(u, k, kern)
+            if not _head_by(bits, u, k, kern):
+                source = _repeat_source(u, k, bits, kern, roots)
+                if source >= 0:
+                    _prefetch_block(ring, source, k, kern)
+        plan[row, 2 * k] = j
+        plan[row, 2 * k + 1] = source
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _put(out, i, ring, ring_row, f, value, offsets):  # pragma: no cover - numba
+    """Field f of the sample being built: table-local in the ring, global in ``out``."""
+    ring[ring_row, f] = value
+    out[i, f] = value + offsets[f]
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
-def fill_ids(start, out, ring, kern, roots, scratch, plan):  # pragma: no cover - numba
-    """Samples [start, start + len(out)) into ``out`` (table-local ids), in order: the same ids
-    as :func:`value_at`, faster.
+def fill_ids(
+    start, out, ring, kern, roots, scratch, plan, offsets, first_block, end_block
+):  # pragma: no cover - numba
+    """Samples [start, start + len(out)) into ``out``, in order: the same ids as
+    :func:`value_at` plus each field's ``offsets`` (zeros: table-local ids; a layout's offsets:
+    global ones), faster.
 
-    ``ring`` (a power of two rows of FLAG_COLUMNS + F int32, or more) must hold the samples just before
-    ``start``, as left by the previous call; a copy from further back is computed with
-    :func:`value_at`. ``roots`` and ``scratch`` hold one entry per root level; ``plan`` has
+    Only the fields of blocks ``first_block..end_block`` are made: a block copies only its own
+    fields from earlier samples, and every other decision is a hash of the position, so
+    disjoint ranges of blocks can be made at once by several threads, each with its own ring
+    and plan (the other fields of ``out`` are left as they were).
+
+    ``ring`` (a power of two rows of at least F int32) must hold those fields of the samples
+    just before ``start``, as left by the previous call; a copy from further back is computed
+    with :func:`value_at`. ``roots`` and ``scratch`` hold one entry per root level; ``plan`` has
     :func:`plan_shape`.
     """
     mask = ring.shape[0] - 1
-    fields = out.shape[1]
     blocks = kern.block_start.shape[0] - 1
-    levels = roots.shape[0]
     _start_slots(start, kern, plan)
     for u in range(start, min(start + AHEAD, start + out.shape[0])):
-        _plan_sample(u, kern, ring, roots, plan)
+        _plan_sample(u, kern, ring, roots, plan, first_block, end_block)
     for i in range(out.shape[0]):
         t = start + i
         if i + AHEAD < out.shape[0]:
-            _plan_sample(t + AHEAD, kern, ring, roots, plan)
+            _plan_sample(t + AHEAD, kern, ring, roots, plan, first_block, end_block)
         row = t & (PLAN_ROWS - 1)
-        for lv in range(levels):
-            roots[lv] = plan[row, 3 * blocks + lv]
-        flags = np.uint64(0)
-        for k in range(blocks):
+        ring_row = t & mask  # written as the sample is built: every source is an earlier row
+        for k in range(first_block, end_block):
             lo, hi = kern.block_start[k], kern.block_start[k + 1]
-            j = plan[row, 3 * k]
-            if j >= 0:
+            if plan[row, 2 * k] >= 0:
                 for p in range(lo, hi):
                     f = kern.block_fields[p]
-                    value, source = _new_value(t, j, f, k, kern, ring)
-                    out[i, f] = value if source < 0 else _copied(t, source, f, ring, kern, scratch)
+                    value = plan[row, 2 * blocks + f]
+                    value = value if value >= 0 else _copied(t, -2 - value, f, ring, kern, scratch)
+                    _put(out, i, ring, ring_row, f, value, offsets)
                 continue
-            bits = np.uint64(plan[row, 3 * k + 1])
-            source = np.int64(-1)
-            if _head_by(bits, t, k, kern):
-                if k < 64:
-                    flags |= np.uint64(1) << np.uint64(k)
-            else:
-                source = _repeat_source(t, k, bits, plan[row, 3 * k + 2], kern, roots, ring)
+            source = plan[row, 2 * k + 1]
             if source >= 0:
                 for p in range(lo, hi):
                     f = kern.block_fields[p]
-                    out[i, f] = _copied(t, source, f, ring, kern, scratch)
+                    _put(out, i, ring, ring_row, f, _copied(t, source, f, ring, kern, scratch),
+                         offsets)
                 continue
             h = _head_tuple(t, k, kern)
             for p in range(lo, hi):
                 f = kern.block_fields[p]
-                out[i, f] = kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)
-        ring_row = t & mask
-        ring[ring_row, 0] = np.int32(np.uint32(flags & _LOW32))
-        ring[ring_row, 1] = np.int32(np.uint32(flags >> _S32))
-        for f in range(fields):
-            ring[ring_row, FLAG_COLUMNS + f] = out[i, f]
+                value = kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)
+                _put(out, i, ring, ring_row, f, value, offsets)

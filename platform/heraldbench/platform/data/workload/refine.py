@@ -30,7 +30,9 @@ def generate_ids(profile: WorkloadProfile, samples: int, seed: int) -> np.ndarra
     """Table-local ids of ``samples`` samples of the profile's trace, (samples, F) int64."""
     kernels = compile_profile(profile, seed=seed)
     out = np.empty((samples, len(profile.fields)), np.int32)
-    fill_ids(0, out, _ring(len(profile.fields)), kernels, *_scratch(kernels))
+    local = np.zeros(len(profile.fields), np.int32)
+    blocks = len(profile.blocks)
+    fill_ids(0, out, _ring(len(profile.fields)), kernels, *_scratch(kernels), local, 0, blocks)
     return out.astype(np.int64)
 
 

@@ -1,7 +1,8 @@
 """``dataset: {kind: synthetic, profile: ...}``: a trace generated from a workload profile.
 
 Deterministic per seed, streamed in blocks with memory independent of the number of samples
-(the profile's arrays plus a ring of the last RING_SAMPLES samples), any length; a sample's ids
+(the profile's arrays plus a ring of the last RING_SAMPLES samples per thread making it), any
+length; a sample's ids
 are a function of its position (:func:`._kernels.value_at`), so the sequential stream and
 :meth:`ProfileTrace.samples_at` agree exactly.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -46,6 +48,8 @@ BLOCK_SAMPLES = 1 << 16
 #: Recent samples the sequential generator keeps: every source lies within them
 #: (model.FAR_BIN); a smaller ring (tests) recomputes the copies from further back.
 RING_SAMPLES = 1 << FAR_BIN
+#: Threads that make one trace's ids at most (each holds a ring of its own).
+MAX_THREADS = 4
 #: The label bias is solved on this many samples from the start (a shorter trace is a prefix).
 _BIAS_SAMPLES = 1 << 14
 
@@ -131,6 +135,7 @@ class ProfileTrace(TraceSource):
     """
 
     random_access = False
+    samples_from_ids = True
 
     def __init__(self, profile: WorkloadProfile, *, samples: int, seed: int = 0,
                  scale: float = 1.0, label: str | None = None) -> None:  # fmt: skip
@@ -161,25 +166,55 @@ class ProfileTrace(TraceSource):
         fill_dense_labels(positions, ids, dense, np.empty(n), labels, *self._labels.arrays())
         return SampleChunk(ids, labels, dense)
 
+    def whole_samples(self, positions: np.ndarray, ids: np.ndarray) -> SampleChunk:
+        return self._sample_chunk(np.asarray(positions, np.int64), ids)
+
     def _blocks(self) -> Iterator[SampleChunk]:
         for start, ids in self._id_arrays():
             yield self._sample_chunk(np.arange(start, start + len(ids), dtype=np.int64), ids)
 
     def _id_blocks(self) -> Iterator[SampleChunk]:
-        no_labels, no_dense = np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32)
-        for _, ids in self._id_arrays():
-            yield SampleChunk(ids, no_labels, no_dense)
+        return self._chunks_of_ids(self._id_arrays())
 
-    def _id_arrays(self) -> Iterator[tuple[int, np.ndarray]]:
-        """(first sample, global ids) of each block, in order."""
-        ring = _ring(self.layout.num_tables)
+    def id_blocks_on(self, cores: int) -> Iterator[SampleChunk] | None:
+        groups = _block_groups(self._kernels, min(cores, MAX_THREADS))
+        return self._chunks_of_ids(self._id_arrays(groups)) if len(groups) > 1 else None
+
+    def _chunks_of_ids(self, arrays: Iterator[tuple[int, np.ndarray]]) -> Iterator[SampleChunk]:
+        no_labels, no_dense = np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32)
+        return (SampleChunk(ids, no_labels, no_dense) for _, ids in arrays)
+
+    def _id_arrays(
+        self, groups: list[tuple[int, int]] | None = None
+    ) -> Iterator[tuple[int, np.ndarray]]:
+        """(first sample, global ids) of each block, in order. With several ``groups`` of
+        blocks, this thread makes the first group's fields and one helper thread per other
+        group makes its own (with its own ring and plan) one block of samples ahead, into a
+        buffer whose fields are then copied in."""
+        kernels, width = self._kernels, self.layout.num_tables
+        groups = groups or [(0, len(kernels.block_start) - 1)]
         offsets = self._offsets.astype(ROW_ID_DTYPE)  # global ids fit int32 (TableLayout)
-        for start in range(0, self.num_samples, BLOCK_SAMPLES):
-            stop = min(start + BLOCK_SAMPLES, self.num_samples)
-            ids = np.empty((stop - start, self.layout.num_tables), ROW_ID_DTYPE)
-            _kernels.fill_ids(start, ids, ring, self._kernels, *_scratch(self._kernels))
-            ids += offsets  # table-local ids (the ring keeps those) to global ones, in place
-            yield start, ids
+        starts = range(0, self.num_samples, BLOCK_SAMPLES)
+        size = functools.partial(_block_size, total=self.num_samples)
+        helpers = [_GroupMaker(kernels, width, offsets, group) for group in groups[1:]]
+        mine = (_ring(width), *_scratch(kernels))
+        # One thread per helper: a helper makes its blocks in order, one at a time.
+        pools = [ThreadPoolExecutor(1, thread_name_prefix="heraldbench-gen") for _ in helpers]
+        try:
+            ahead = [[p.submit(h.make, s, size(s)) for h, p in zip(helpers, pools)]
+                     for s in starts[:1]]  # fmt: skip
+            for n, start in enumerate(starts):
+                if n + 1 < len(starts):
+                    nxt = starts[n + 1]
+                    ahead.append([p.submit(h.make, nxt, size(nxt)) for h, p in zip(helpers, pools)])
+                ids = np.empty((size(start), width), ROW_ID_DTYPE)
+                _kernels.fill_ids(start, ids, mine[0], kernels, *mine[1:], offsets, *groups[0])
+                for helper, made in zip(helpers, ahead.pop(0)):
+                    helper.copy_into(ids, made.result())
+                yield start, ids
+        finally:
+            for pool in pools:
+                pool.shutdown(cancel_futures=True)
 
     def samples_at(self, positions: np.ndarray) -> SampleChunk:
         positions = self._checked_positions(positions)
@@ -207,23 +242,65 @@ def _fill_at(positions: np.ndarray, out: np.ndarray, kernels: Kernels) -> None:
     if len(positions) and positions.max() >= 1 << 40:
         raise DataError(f"sample {int(positions.max())} is beyond the generator's 2**40 samples")
     roots = np.empty(kernels.root_rate.shape[0], np.int64)
-    _kernels.fill_positions(positions, out, kernels, roots, np.zeros((0, 1), np.int32))
+    _kernels.fill_positions(positions, out, kernels, roots)
 
 
 def _ring(fields: int) -> np.ndarray:
-    """The sequential generator's memory of recent samples: head flags then ids, each row padded
-    to whole 64-byte cache lines and the whole aligned to a line, so that a sample's row is
-    fetched (and prefetched) with the fewest lines."""
-    width = -(-(fields + _kernels.FLAG_COLUMNS) // 16) * 16
+    """The sequential generator's memory of recent samples' ids, each row padded to whole 64-byte
+    cache lines and the whole aligned to a line, so that a sample's row is fetched (and
+    prefetched) with the fewest lines."""
+    width = -(-fields // 16) * 16
     raw = np.zeros(RING_SAMPLES * width + 16, np.int32)
     skip = (-raw.ctypes.data % 64) // 4
     return raw[skip : skip + RING_SAMPLES * width].reshape(RING_SAMPLES, width)
+
+
+def _block_size(start: int, total: int) -> int:
+    return min(BLOCK_SAMPLES, total - start)
+
+
+class _GroupMaker:
+    """A helper thread's share of :meth:`ProfileTrace._id_arrays`: the fields of one group of
+    blocks, with its own ring and plan, into two buffers used in turn (one being made while
+    the other is copied out)."""
+
+    def __init__(self, kernels: Kernels, width: int, offsets: np.ndarray,
+                 group: tuple[int, int]) -> None:  # fmt: skip
+        self.kernels, self.offsets, self.group = kernels, offsets, group
+        self.ring, self.scratch = _ring(width), _scratch(kernels)
+        self.buffers = [np.empty((BLOCK_SAMPLES, width), ROW_ID_DTYPE) for _ in range(2)]
+        first, end = kernels.block_start[group[0]], kernels.block_start[group[1]]
+        self.fields = kernels.block_fields[first:end]
+        self.turn = 0
+
+    def make(self, start: int, n: int) -> np.ndarray:
+        out = self.buffers[self.turn][:n]
+        self.turn ^= 1
+        _kernels.fill_ids(start, out, self.ring, self.kernels, *self.scratch, self.offsets,
+                          *self.group)  # fmt: skip
+        return out
+
+    def copy_into(self, ids: np.ndarray, made: np.ndarray) -> None:
+        ids[:, self.fields] = made[:, self.fields]
+
+
+def _block_groups(kernels: Kernels, cores: int) -> list[tuple[int, int]]:
+    """Blocks cut into up to ``cores`` ranges of about as many fields each (a thread's work
+    grows with its fields)."""
+    starts = kernels.block_start
+    fields, blocks = int(starts[-1]), len(starts) - 1
+    parts = max(1, min(cores, blocks))
+    cuts = [0]
+    for part in range(1, parts):
+        k = int(np.searchsorted(starts, part * fields / parts))
+        cuts.append(min(max(k, cuts[-1] + 1), blocks - (parts - part)))
+    return list(zip(cuts, [*cuts[1:], blocks]))
 
 
 def _scratch(kernels: Kernels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The scratch arrays the sequential kernel needs (kernels allocate nothing themselves)."""
     levels = kernels.root_rate.shape[0]
     blocks = kernels.block_start.shape[0] - 1
-    plan = np.empty(_kernels.plan_shape(blocks, levels), np.int64)
+    plan = np.empty(_kernels.plan_shape(blocks, len(kernels.block_of)), np.int64)
     return np.empty(levels, np.int64), np.empty(levels, np.int64), plan
 
