@@ -31,8 +31,7 @@ def generate_ids(profile: WorkloadProfile, samples: int, seed: int) -> np.ndarra
     kernels = compile_profile(profile, seed=seed)
     out = np.empty((samples, len(profile.fields)), np.int32)
     local = np.zeros(len(profile.fields), np.int32)
-    blocks = len(profile.blocks)
-    fill_ids(0, out, _ring(len(profile.fields)), kernels, *_scratch(kernels), local, 0, blocks)
+    fill_ids(0, out, _ring(len(profile.fields)), kernels, *_scratch(kernels), local)
     return out.astype(np.int64)
 
 

@@ -208,7 +208,11 @@ class ProfileTrace(TraceSource):
                     nxt = starts[n + 1]
                     ahead.append([p.submit(h.make, nxt, size(nxt)) for h, p in zip(helpers, pools)])
                 ids = np.empty((size(start), width), ROW_ID_DTYPE)
-                _kernels.fill_ids(start, ids, mine[0], kernels, *mine[1:], offsets, *groups[0])
+                if helpers:
+                    _kernels.fill_block_ids(start, ids, mine[0], kernels, *mine[1:], offsets,
+                                            *groups[0])  # fmt: skip
+                else:
+                    _kernels.fill_ids(start, ids, mine[0], kernels, *mine[1:], offsets)
                 for helper, made in zip(helpers, ahead.pop(0)):
                     helper.copy_into(ids, made.result())
                 yield start, ids
@@ -276,7 +280,7 @@ class _GroupMaker:
     def make(self, start: int, n: int) -> np.ndarray:
         out = self.buffers[self.turn][:n]
         self.turn ^= 1
-        _kernels.fill_ids(start, out, self.ring, self.kernels, *self.scratch, self.offsets,
+        _kernels.fill_block_ids(start, out, self.ring, self.kernels, *self.scratch, self.offsets,
                           *self.group)  # fmt: skip
         return out
 
