@@ -62,7 +62,7 @@ def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float,
         # by other load on a shared machine.
         return {"ids": ids, "wall_seconds": wall, "ids_per_second": ids / wall,
                 "cpu_seconds": cpu, "ids_per_cpu_second": ids / cpu}
-    _warm_up(kind, workers, batch)
+    _warm_up(kind, workers, batch, dataset)
     scheduler = create(kind, workers=workers, batch_size=batch, seed=0)
     cache_rows = int(ratio * trace.layout.total_rows)
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -82,15 +82,21 @@ def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float,
     }
 
 
-def _warm_up(kind: str, workers: int, batch: int) -> None:
-    """Load the compiled kernels on a tiny trace, so JIT loading is not in the timed run."""
+def _warm_up(kind: str, workers: int, batch: int, dataset: str) -> None:
+    """Load (on a fresh tree: compile) the kernels on a tiny trace of the same kind, so JIT
+    loading is not in the timed run: a profile's generator has kernels of its own (FAE's
+    spilling pass makes the ids on several threads with another entry point)."""
     from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+    from heraldbench.platform.data.workload import SyntheticProfileSpec
     from heraldbench.platform.schedulers import create
     from heraldbench.platform.sim import simulate
 
-    tiny = SyntheticCriteoSpec(kind="synthetic-criteo", samples=4 * workers * batch, scale=0.001)
-    trace = tiny.open()
-    simulate(trace, create(kind, workers=workers, batch_size=batch), cache_rows=batch * 26)
+    samples = 4 * workers * batch
+    if dataset == "synthetic-criteo":
+        tiny = SyntheticCriteoSpec(kind="synthetic-criteo", samples=samples, scale=0.001)
+    else:
+        tiny = SyntheticProfileSpec(profile=dataset, samples=samples, scale=0.001)
+    simulate(tiny.open(), create(kind, workers=workers, batch_size=batch), cache_rows=batch * 26)
 
 
 def main() -> None:
