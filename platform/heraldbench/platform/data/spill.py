@@ -76,10 +76,11 @@ class SpilledTrace(TraceSource):
         if self._rest is not None:
             yield from self._read_through(ids_only=False)
         elif self._completes_ids():
-            for start in range(0, self.num_samples, _SPAN):
-                stop = min(start + _SPAN, self.num_samples)
-                ids = self._read(start, stop, ids_only=True).ids
-                yield self.source.whole_samples(np.arange(start, stop), ids)
+            start = 0
+            for chunk in self._read_through(ids_only=True):
+                positions = np.arange(start, start + len(chunk))
+                yield self.source.whole_samples(positions, chunk.ids)
+                start += len(chunk)
         elif self.source.random_access or not self._has_room(ids_only=False):
             yield from self.source.chunks(_SPAN)
         else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -178,47 +178,59 @@ class ProfileTrace(TraceSource):
 
     def id_blocks_on(self, cores: int) -> Iterator[SampleChunk] | None:
         groups = _block_groups(self._kernels, min(cores, MAX_THREADS))
-        return self._chunks_of_ids(self._id_arrays(groups)) if len(groups) > 1 else None
+        return self._chunks_of_ids(self._id_arrays_on_threads(groups)) if len(groups) > 1 else None
 
     def _chunks_of_ids(self, arrays: Iterator[tuple[int, np.ndarray]]) -> Iterator[SampleChunk]:
         no_labels, no_dense = np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32)
         return (SampleChunk(ids, no_labels, no_dense) for _, ids in arrays)
 
-    def _id_arrays(
-        self, groups: list[tuple[int, int]] | None = None
+    def _id_arrays(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(first sample, global ids) of each block, in order."""
+        kernels, offsets = self._kernels, self._global_offsets()
+        ring, scratch = _ring(self.layout.num_tables), _scratch(kernels)
+        for start in range(0, self.num_samples, BLOCK_SAMPLES):
+            ids = np.empty((self._block_samples(start), self.layout.num_tables), ROW_ID_DTYPE)
+            _kernels.fill_ids(start, ids, ring, kernels, *scratch, offsets)
+            yield start, ids
+
+    def _id_arrays_on_threads(
+        self, groups: list[tuple[int, int]]
     ) -> Iterator[tuple[int, np.ndarray]]:
-        """(first sample, global ids) of each block, in order. With several ``groups`` of
-        blocks, this thread makes the first group's fields and one helper thread per other
-        group makes its own (with its own ring and plan) one block of samples ahead, into a
-        buffer whose fields are then copied in."""
-        kernels, width = self._kernels, self.layout.num_tables
-        groups = groups or [(0, len(kernels.block_start) - 1)]
-        offsets = self._offsets.astype(ROW_ID_DTYPE)  # global ids fit int32 (TableLayout)
-        starts = range(0, self.num_samples, BLOCK_SAMPLES)
-        size = functools.partial(_block_size, total=self.num_samples)
+        """:meth:`_id_arrays`, made by groups of blocks: this thread makes the first group's
+        fields, and one helper thread per other group makes its own (with its own ring and
+        plan) one block of samples ahead, into a buffer whose fields are then copied in."""
+        kernels, width, offsets = self._kernels, self.layout.num_tables, self._global_offsets()
         helpers = [_GroupMaker(kernels, width, offsets, group) for group in groups[1:]]
         mine = (_ring(width), *_scratch(kernels))
         # One thread per helper: a helper makes its blocks in order, one at a time.
         pools = [ThreadPoolExecutor(1, thread_name_prefix="heraldbench-gen") for _ in helpers]
+
+        def ordered(start: int) -> list[Future[np.ndarray]]:
+            if start >= self.num_samples:
+                return []
+            n = self._block_samples(start)
+            return [pool.submit(h.make, start, n) for h, pool in zip(helpers, pools)]
+
         try:
-            ahead = [[p.submit(h.make, s, size(s)) for h, p in zip(helpers, pools)]
-                     for s in starts[:1]]  # fmt: skip
-            for n, start in enumerate(starts):
-                if n + 1 < len(starts):
-                    nxt = starts[n + 1]
-                    ahead.append([p.submit(h.make, nxt, size(nxt)) for h, p in zip(helpers, pools)])
-                ids = np.empty((size(start), width), ROW_ID_DTYPE)
-                if helpers:
-                    _kernels.fill_block_ids(start, ids, mine[0], kernels, *mine[1:], offsets,
-                                            *groups[0])  # fmt: skip
-                else:
-                    _kernels.fill_ids(start, ids, mine[0], kernels, *mine[1:], offsets)
-                for helper, made in zip(helpers, ahead.pop(0)):
-                    helper.copy_into(ids, made.result())
+            made = ordered(0)
+            for start in range(0, self.num_samples, BLOCK_SAMPLES):
+                later = ordered(start + BLOCK_SAMPLES)
+                ids = np.empty((self._block_samples(start), width), ROW_ID_DTYPE)
+                _kernels.fill_block_ids(start, ids, mine[0], kernels, *mine[1:], offsets,
+                                        *groups[0])  # fmt: skip
+                for helper, part in zip(helpers, made):
+                    helper.copy_into(ids, part.result())
+                made = later
                 yield start, ids
         finally:
             for pool in pools:
                 pool.shutdown(cancel_futures=True)
+
+    def _block_samples(self, start: int) -> int:
+        return min(BLOCK_SAMPLES, self.num_samples - start)
+
+    def _global_offsets(self) -> np.ndarray:
+        return self._offsets.astype(ROW_ID_DTYPE)  # global ids fit int32 (TableLayout)
 
     def samples_at(self, positions: np.ndarray) -> SampleChunk:
         positions = self._checked_positions(positions)
@@ -259,10 +271,6 @@ def _ring(fields: int) -> np.ndarray:
     return raw[skip : skip + RING_SAMPLES * width].reshape(RING_SAMPLES, width)
 
 
-def _block_size(start: int, total: int) -> int:
-    return min(BLOCK_SAMPLES, total - start)
-
-
 class _GroupMaker:
     """A helper thread's share of :meth:`ProfileTrace._id_arrays`: the fields of one group of
     blocks, with its own ring and plan, into two buffers used in turn (one being made while
@@ -280,8 +288,8 @@ class _GroupMaker:
     def make(self, start: int, n: int) -> np.ndarray:
         out = self.buffers[self.turn][:n]
         self.turn ^= 1
-        _kernels.fill_block_ids(start, out, self.ring, self.kernels, *self.scratch, self.offsets,
-                          *self.group)  # fmt: skip
+        _kernels.fill_block_ids(start, out, self.ring, self.kernels, *self.scratch,
+                                self.offsets, *self.group)  # fmt: skip
         return out
 
     def copy_into(self, ids: np.ndarray, made: np.ndarray) -> None:
