@@ -1,0 +1,95 @@
+"""Surgery rearranges one structure of a trace and keeps what it says it keeps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from heraldbench.platform.data.workload import ProfileTrace
+from heraldbench.platform.data.workload import _structure as st
+from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS
+from heraldbench.platform.data.workload.surgery import WINDOW, surgeries
+from tests.platform.data.workload.planted import BLOCKS, planted_profile
+
+
+@pytest.fixture(scope="module")
+def planted():
+    trace = ProfileTrace(planted_profile(), samples=6000, seed=5).materialize()
+    local = (trace.ids - trace.layout.offsets).astype(np.int64)
+    names = list(trace.layout.names)
+    blocks = [[names.index(field) for field in block] for block in BLOCKS]
+    structure = st.read_structure(local, blocks, HEAD_MIN, ROOT_LEVELS)
+    return local, structure, surgeries(local, structure, np.random.default_rng(0))
+
+
+def _sorted_columns(ids: np.ndarray) -> np.ndarray:
+    return np.sort(ids, axis=0)
+
+
+def _rows(ids: np.ndarray) -> np.ndarray:
+    """The rows of ``ids`` as a multiset (sorted), to compare regardless of order."""
+    return ids[np.lexsort(ids.T[::-1])] if len(ids) else ids
+
+
+def test_every_surgery_keeps_each_rows_access_count(planted) -> None:
+    local, _, altered = planted
+    assert set(altered) == {"heads apart", "heads together", f"heads in {WINDOW}",
+                            "entities' fields apart", "heads and entities' fields apart",
+                            "fields apart"}  # fmt: skip
+    for name, ids in altered.items():
+        assert ids.shape == local.shape, name
+        assert np.array_equal(_sorted_columns(ids), _sorted_columns(local)), name
+
+
+def test_head_surgeries_move_head_tuples_only(planted) -> None:
+    local, s, altered = planted
+    heads = s.classes == st.HEAD
+    for name in ("heads apart", "heads together", f"heads in {WINDOW}"):
+        changed = False
+        for k, fields in enumerate(s.blocks):
+            entity = ~heads[:, k]
+            assert np.array_equal(altered[name][entity][:, fields], local[entity][:, fields]), name
+            changed |= not np.array_equal(altered[name][heads[:, k]][:, fields],
+                                          local[heads[:, k]][:, fields])  # fmt: skip
+        assert changed, name
+
+
+def test_heads_together_keeps_each_samples_combination_of_head_tuples(planted) -> None:
+    local, s, altered = planted
+    heads = s.classes == st.HEAD
+    pattern = heads @ (1 << np.arange(heads.shape[1]))
+    for p in np.unique(pattern):
+        rows = pattern == p
+        fields = [f for k, fs in enumerate(s.blocks) if (p >> k) & 1 for f in fs]
+        assert np.array_equal(_rows(altered["heads together"][rows][:, fields]),
+                              _rows(local[rows][:, fields]))  # fmt: skip
+
+
+def test_heads_in_a_window_stay_in_their_window(planted) -> None:
+    local, _, altered = planted
+    moved = altered[f"heads in {WINDOW}"]
+    for start in range(0, len(local), WINDOW):
+        window = slice(start, start + WINDOW)
+        assert np.array_equal(_sorted_columns(moved[window]), _sorted_columns(local[window]))
+
+
+def test_entities_recur_alike_with_their_fields_recombined(planted) -> None:
+    local, s, altered = planted
+    heads = s.classes == st.HEAD
+    mixed = altered["entities' fields apart"]
+    for k, fields in enumerate(s.blocks):
+        assert np.array_equal(mixed[heads[:, k]][:, fields], local[heads[:, k]][:, fields])
+        at = np.flatnonzero(~heads[:, k])
+        tuples = s.tuples[at, k]
+        entities, first, inverse = np.unique(tuples, return_index=True, return_inverse=True)
+        # every occurrence of an entity carries the values its first occurrence now has
+        assert np.array_equal(mixed[at][:, fields], mixed[at[first]][:, fields][inverse.ravel()])
+        if len(fields) > 1 and len(entities) > 10:
+            kept = (mixed[at[first]][:, fields] == local[at[first]][:, fields]).all(axis=1)
+            assert kept.mean() < 0.5  # fields recombined, not left in place
+
+
+def test_surgery_is_deterministic_per_seed(planted) -> None:
+    local, s, altered = planted
+    again = surgeries(local, s, np.random.default_rng(0))
+    assert all(np.array_equal(again[name], ids) for name, ids in altered.items())
