@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload.check import Shape, batch_for, parse_shape
+from heraldbench.platform.data.workload.check import Shape, batch_for, parse_shape, round_trip_spec
 from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_profile, read_trace
 from heraldbench.platform.data.workload.surgery import surgeries
 from heraldbench.platform.data.workload.trace import ProfileTrace
@@ -46,19 +46,18 @@ def _reader(kind: str, path: Path):
 def partition_pull(trace, distinct: int, shape: Shape) -> float:
     """Relative pull of Herald's partition on ``trace``, caches sized on ``distinct`` rows (the
     real trace's)."""
-    from heraldbench.platform.data.workload.check import _spec
     from heraldbench.platform.runner import fill_relative, simulate_run
 
     cache_rows = max(1, int(shape.cache_fraction * distinct))
-    spec = _spec(shape.workers, batch_for(cache_rows, shape.workers, trace.layout.num_tables),
-                 cache_rows)  # fmt: skip
+    batch = batch_for(cache_rows, shape.workers, trace.layout.num_tables)
+    spec = round_trip_spec(shape.workers, batch, cache_rows)
     runs = [simulate_run(spec, s, trace=trace) for s in spec.schedulers if s.kind in SCHEDULERS]
     fill_relative(runs)
     return next(run.relative["pull"] for run in runs if run.label != "naive")
 
 
 def diagnose(kind: str, path: Path, shapes: list[Shape], seed: int) -> str:
-    trace = _reader(kind, path).open()
+    trace = _reader(kind, path).open().materialize()
     data = read_trace(trace)
     structure = st.read_structure(data.ids, st.find_blocks(data.ids), HEAD_MIN, ROOT_LEVELS)
     profile = fit_profile(data, name=path.stem, source=path.name, source_kind=kind, seed=seed)
@@ -68,14 +67,15 @@ def diagnose(kind: str, path: Path, shapes: list[Shape], seed: int) -> str:
     altered = surgeries(data.ids, structure, np.random.default_rng(seed))
     cases.update({name: dataclasses.replace(trace, ids=ids + offsets)
                   for name, ids in altered.items()})  # fmt: skip
-    title = (f"### {path.name} ({kind}, {trace.num_samples:,} samples, {distinct:,} rows, "
+    title = (f"### {path.stem} ({kind}, {trace.num_samples:,} samples, {distinct:,} rows, "
              f"{len(structure.blocks)} blocks)")  # fmt: skip
     lines = [title, "",
-             "| trace | " + " | ".join(f"pull, W={sh.workers}, cache {sh.cache_fraction:.0%}"
-                                       for sh in shapes) + " |",
-             "|---|" + "---|" * len(shapes)]  # fmt: skip
+             "| trace | ids changed | " + " | ".join(
+                 f"pull, W={sh.workers}, cache {sh.cache_fraction:.0%}" for sh in shapes) + " |",
+             "|---|---|" + "---|" * len(shapes)]  # fmt: skip
     for name, case in cases.items():
-        cells = []
+        changed = "-" if name in ("real", "profile") else f"{(case.ids != trace.ids).mean():.1%}"
+        cells = [changed]
         for shape in shapes:
             cells.append(f"{partition_pull(case, distinct, shape):.3f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")

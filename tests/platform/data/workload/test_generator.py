@@ -95,6 +95,23 @@ def test_a_reader_that_stops_early_leaves_no_generating_thread(monkeypatch) -> N
     assert not any(t.name.startswith("heraldbench-gen") for t in threading.enumerate())
 
 
+def test_a_failing_generating_thread_fails_the_reader_and_leaves_no_thread(monkeypatch) -> None:
+    monkeypatch.setattr(trace_module, "BLOCK_SAMPLES", 500)
+    made = trace_module._GroupMaker.make
+
+    def failing(self, start, ids):
+        if start >= 1000 and self.group[0] > 0:
+            raise RuntimeError("disk of the helper gone")
+        made(self, start, ids)
+
+    monkeypatch.setattr(trace_module._GroupMaker, "make", failing)
+    blocks = _trace().id_blocks_on(2)
+    assert len(next(blocks)) == 500 and len(next(blocks)) == 500
+    with pytest.raises(RuntimeError, match="disk of the helper gone"):
+        next(blocks)
+    assert not any(t.name.startswith("heraldbench-gen") for t in threading.enumerate())
+
+
 def test_ids_fit_the_layout_and_blocks_recur_together() -> None:
     trace = _trace().materialize()
     local = trace.ids - trace.layout.offsets

@@ -29,6 +29,7 @@ __all__ = [
     "check_round_trip",
     "compare_traces",
     "parse_shape",
+    "round_trip_spec",
 ]
 
 TRAFFIC_TOLERANCE = 0.03
@@ -132,7 +133,7 @@ def compare_traces(
     for shape in shapes:
         cache_rows = max(1, int(shape.cache_fraction * distinct))
         batch = batch_for(cache_rows, shape.workers, real.layout.num_tables)
-        spec = _spec(shape.workers, batch, cache_rows)
+        spec = round_trip_spec(shape.workers, batch, cache_rows)
         both = {}
         for name, trace in (("real", real), ("synthetic", synthetic)):
             if progress:
@@ -144,7 +145,9 @@ def compare_traces(
     return result
 
 
-def _spec(workers: int, batch: int, cache_rows: int):
+def round_trip_spec(workers: int, batch: int, cache_rows: int):
+    """The round trip's experiment at one shape: every registered scheduler at its defaults (the
+    traces are given to each run, so the dataset named here is never opened)."""
     from heraldbench.platform.schedulers import registered
     from heraldbench.platform.spec import parse_spec
 

@@ -1,23 +1,24 @@
 """Surgery on a trace: one kind of structure rearranged, the rest kept (benchmarks/
 workload_surgery.py measures what each costs Herald's partition on real traces).
 
-Every surgery keeps the order of samples, each block's class at each sample (head, new or
-repeat: :mod:`._structure`) and how often each row is accessed; what it changes is which values
-occur together:
+Every surgery but the last keeps the order of samples, the place of each block's head draws,
+new tuples and repeats (as read from the original trace by :mod:`._structure`) and how often
+each row is accessed; what it changes is which values occur together:
 
 - ``heads apart``: each block's head tuples permuted among that block's head draws, block by
   block (which head tuples occur together, and with what else, is lost).
-- ``heads together``: each sample's head tuples, of every block at once, moved to another sample
-  whose blocks draw head tuples in the same places (kept: which occur together; lost: with what
-  else in the sample).
+- ``heads together``: each sample's head tuples, of every block at once, permuted among the
+  samples whose blocks draw head tuples in the same places (kept: which occur together; lost:
+  with what else in the sample). A sample alone with its places keeps its own.
 - ``heads in 32``: ``heads apart`` within windows of 32 samples (when each occurs is kept).
 - ``entities' fields apart``: every block's non-head tuples (entities: new, then repeated) get
-  values each taken, field by field, from another entity of the block that occurs as often;
-  every occurrence of an entity changes alike, so entities recur as before but their fields
-  are combined at random (a profile's new tuples draw their fields independently too).
+  values each taken, field by field, from an entity of the block that occurs as often (so row
+  counts are kept; an entity whose count no other has keeps its values); every occurrence of
+  an entity changes alike, so entities recur as before but their fields are combined at random
+  (a profile's new tuples draw their fields independently too).
 - ``heads and entities' fields apart``: both of the above.
 - ``fields apart``: every field permuted over the whole trace (the independent-fields model;
-  this one keeps neither classes nor order of values).
+  it keeps each row's count and nothing else).
 """
 
 from __future__ import annotations
@@ -26,14 +27,16 @@ import numpy as np
 
 from heraldbench.platform.data.workload._structure import HEAD, Structure
 
-__all__ = ["surgeries"]
+__all__ = ["WINDOW", "surgeries"]
 
 #: Samples within which ``heads in 32`` permutes.
 WINDOW = 32
 
 
-def surgeries(local: np.ndarray, structure: Structure, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Each surgery's ids (table-local ids like ``local``, the trace ``structure`` was read from)."""
+def surgeries(
+    local: np.ndarray, structure: Structure, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Each surgery's ids: table-local, like ``local``, the trace ``structure`` was read from."""
     heads = structure.classes == HEAD
     apart = _heads_apart(local, structure, heads, rng, window=None)
     return {
@@ -46,46 +49,46 @@ def surgeries(local: np.ndarray, structure: Structure, rng: np.random.Generator)
     }
 
 
-def _heads_apart(local, structure, heads, rng, window: int | None) -> np.ndarray:
+def _heads_apart(local: np.ndarray, structure: Structure, heads: np.ndarray,
+                 rng: np.random.Generator, window: int | None) -> np.ndarray:  # fmt: skip
     out = local.copy()
     for k, fields in enumerate(structure.blocks):
         rows = np.flatnonzero(heads[:, k])
         groups = np.zeros_like(rows) if window is None else rows // window
-        moved = rows.copy()
-        for g in np.unique(groups):
-            picked = groups == g
-            moved[picked] = rng.permutation(rows[picked])
+        moved = rows[_permuted_within(groups, rng)]
         out[np.ix_(rows, fields)] = local[np.ix_(moved, fields)]
     return out
 
 
-def _heads_together(local, structure, heads, rng) -> np.ndarray:
+def _heads_together(local: np.ndarray, structure: Structure, heads: np.ndarray,
+                    rng: np.random.Generator) -> np.ndarray:  # fmt: skip
     out = local.copy()
     pattern = heads @ (np.int64(1) << np.arange(heads.shape[1], dtype=np.int64))
-    for p in np.unique(pattern):
-        fields = [f for k, fs in enumerate(structure.blocks) if (p >> k) & 1 for f in fs]
-        if fields:
-            rows = np.flatnonzero(pattern == p)
-            out[np.ix_(rows, fields)] = local[np.ix_(rng.permutation(rows), fields)]
+    moved = _permuted_within(pattern, rng)
+    for k, fields in enumerate(structure.blocks):
+        rows = np.flatnonzero(heads[:, k])  # a sample moves within its pattern: k is head there
+        out[np.ix_(rows, fields)] = local[np.ix_(moved[rows], fields)]
     return out
 
 
-def _entity_fields_apart(local, structure, heads, rng) -> np.ndarray:
+def _entity_fields_apart(local: np.ndarray, structure: Structure, heads: np.ndarray,
+                         rng: np.random.Generator) -> np.ndarray:  # fmt: skip
     out = local.copy()
     for k, fields in enumerate(structure.blocks):
         at = np.flatnonzero(~heads[:, k])
-        tuples = structure.tuples[at, k]
-        entities, first, occurrences = np.unique(tuples, return_index=True, return_counts=True)
+        _, first, which, occurrences = np.unique(
+            structure.tuples[at, k], return_index=True, return_inverse=True, return_counts=True
+        )
         values = local[np.ix_(at[first], fields)]  # one row per entity
         mixed = values.copy()
         for j in range(len(fields)):  # from entities that occur as often: row counts are kept
             mixed[:, j] = values[_permuted_within(occurrences, rng), j]
-        out[np.ix_(at, fields)] = mixed[np.searchsorted(entities, tuples)]
+        out[np.ix_(at, fields)] = mixed[which.ravel()]
     return out
 
 
 def _permuted_within(groups: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A permutation of ``range(len(groups))`` that maps each index to one of equal group."""
+    """A permutation of ``range(len(groups))`` that maps each index to one of its own group."""
     order = np.argsort(groups, kind="stable")
     cuts = np.flatnonzero(np.diff(groups[order])) + 1
     moved = np.empty_like(order)
