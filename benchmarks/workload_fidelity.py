@@ -17,7 +17,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from heraldbench.platform.data.workload.check import (
     DEFAULT_SHAPES,
@@ -37,6 +39,18 @@ def _reader(kind: str, path: Path):
     from heraldbench.platform.spec import DatasetSpec
 
     return TypeAdapter(DatasetSpec).validate_python({"kind": kind, "path": str(path)})
+
+
+def real_traces(items: list[str]) -> Iterator[tuple[str, Path, Any]]:
+    """(kind, path, trace in memory) of each ``KIND:PATH`` whose file exists; the others are
+    skipped with a message (real data is never part of the repository)."""
+    for item in items:
+        kind, _, name = item.partition(":")
+        path = Path(name)
+        if not path.exists():
+            print(f"skipped {item}: {path} does not exist", file=sys.stderr)
+            continue
+        yield kind, path, _reader(kind, path).open().materialize()
 
 
 def _independent(real, shapes, seed: int) -> CheckResult | None:
@@ -78,20 +92,14 @@ def main() -> int:
     shapes = tuple(parse_shape(s) for s in args.shape) if args.shape else DEFAULT_SHAPES
     args.out.mkdir(parents=True, exist_ok=True)
     sections = []
-    for item in args.traces:
-        kind, _, path = item.partition(":")
-        path = Path(path)
-        if not path.exists():
-            print(f"skipped {item}: {path} does not exist", file=sys.stderr)
-            continue
+    for kind, path, real in real_traces(args.traces):
         started = time.perf_counter()
-        real = _reader(kind, path).open().materialize()
         profile = fit_profile(read_trace(real), name=path.stem, source=path.name, source_kind=kind,
                               seed=args.seed)  # fmt: skip
         result = check_round_trip(real, profile, shapes=shapes, seed=args.seed)
         independent = _independent(real, shapes, args.seed)
         write_check_report(result, profile, args.out / path.stem)
-        document = {"trace": item, "seconds": round(time.perf_counter() - started, 1),
+        document = {"trace": f"{kind}:{path}", "seconds": round(time.perf_counter() - started, 1),
                     "check": result.to_json(),
                     "independent_fields": independent.to_json() if independent else None}  # fmt: skip
         (args.out / f"{path.stem}.json").write_text(json.dumps(document, indent=2))

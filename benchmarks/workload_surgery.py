@@ -32,15 +32,10 @@ from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_pr
 from heraldbench.platform.data.workload.surgery import surgeries
 from heraldbench.platform.data.workload.trace import ProfileTrace
 
+sys.path.insert(0, str(Path(__file__).parent))
+from workload_fidelity import real_traces  # a sibling script
+
 SCHEDULERS = ("naive", "herald-partition-only")
-
-
-def _reader(kind: str, path: Path):
-    from pydantic import TypeAdapter
-
-    from heraldbench.platform.spec import DatasetSpec
-
-    return TypeAdapter(DatasetSpec).validate_python({"kind": kind, "path": str(path)})
 
 
 def partition_pull(trace, distinct: int, shape: Shape) -> float:
@@ -56,8 +51,8 @@ def partition_pull(trace, distinct: int, shape: Shape) -> float:
     return next(run.relative["pull"] for run in runs if run.label != "naive")
 
 
-def diagnose(kind: str, path: Path, shapes: list[Shape], seed: int) -> str:
-    trace = _reader(kind, path).open().materialize()
+def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int) -> str:
+    """The surgery table of one real trace (in memory)."""
     data = read_trace(trace)
     structure = st.read_structure(data.ids, st.find_blocks(data.ids), HEAD_MIN, ROOT_LEVELS)
     profile = fit_profile(data, name=path.stem, source=path.name, source_kind=kind, seed=seed)
@@ -91,13 +86,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     shapes = args.shapes or [Shape(8, 0.10), Shape(16, 0.20)]
-    for item in args.traces:
-        kind, _, name = item.partition(":")
-        path = Path(name)
-        if not path.exists():
-            print(f"skipped {item}: {path} does not exist", file=sys.stderr)
-            continue
-        print(diagnose(kind, path, shapes, args.seed))
+    for kind, path, trace in real_traces(args.traces):
+        print(diagnose(kind, path, trace, shapes, args.seed))
     return 0
 
 
