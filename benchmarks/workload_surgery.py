@@ -27,9 +27,16 @@ from pathlib import Path
 import numpy as np
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload.check import Shape, batch_for, parse_shape, round_trip_spec
+from heraldbench.platform.data.workload import fit as fit_module
+from heraldbench.platform.data.workload.check import (
+    Shape,
+    batch_for,
+    compare_traces,
+    parse_shape,
+    round_trip_spec,
+)
 from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_profile, read_trace
-from heraldbench.platform.data.workload.surgery import surgeries
+from heraldbench.platform.data.workload.surgery import real_head_combinations, surgeries
 from heraldbench.platform.data.workload.trace import ProfileTrace
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -75,7 +82,27 @@ def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int) -> st
             cells.append(f"{partition_pull(case, distinct, shape):.3f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
         print(lines[-1], file=sys.stderr, flush=True)
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _combined(trace, data, structure, synthetic, seed) + "\n"
+
+
+def _combined(trace, data, structure, synthetic, seed: int) -> str:
+    """The round trip of the profile's trace, alone and with the real trace's head combinations
+    (:func:`real_head_combinations`): the worst differences over every scheduler and shape."""
+    local = (synthetic.ids - synthetic.layout.offsets).astype(np.int64)
+    heads = st.read_structure(local, structure.blocks, HEAD_MIN, ROOT_LEVELS).classes == st.HEAD
+    combined = real_head_combinations(
+        local, heads, data.ids, structure.classes == st.HEAD, structure.blocks,
+        fit_module._rank_spaces(data.ids, structure), np.random.default_rng(seed),
+    )  # fmt: skip
+    alone = compare_traces(trace, synthetic)
+    mixed = compare_traces(trace, dataclasses.replace(synthetic, ids=combined + synthetic.layout.offsets))
+    return "\n".join(
+        f"- {name}: worst traffic difference {r.worst_traffic:.3f} (target ±0.03), miss-ratio "
+        f"curve {r.worst_mrc:.3f} (±0.02); beyond ±0.03: " + (", ".join(
+            f"{row['scheduler']} {row['total']} W={row['workers']} {row['difference']:+.3f}"
+            for row in r.rows if abs(row["difference"]) > 0.03) or "none")
+        for name, r in (("profile", alone), ("profile with the real head combinations", mixed))
+    ) + "\n"
 
 
 def main() -> int:

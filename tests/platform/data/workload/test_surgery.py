@@ -109,3 +109,31 @@ def test_surgery_is_deterministic_per_seed(planted) -> None:
     local, s, altered = planted
     again = surgeries(local, s, np.random.default_rng(0))
     assert all(np.array_equal(again[name], ids) for name, ids in altered.items())
+
+
+def test_real_head_combinations_give_head_draws_the_real_samples_head_tuples(planted) -> None:
+    from heraldbench.platform.data.workload.fit import _rank_spaces
+    from heraldbench.platform.data.workload.surgery import real_head_combinations
+
+    local, s, _ = planted
+    heads = s.classes == st.HEAD
+    ranks = _rank_spaces(local, s)
+    synthetic = local[::-1].copy()  # another trace of the same blocks: the planted one reversed
+    synthetic_heads = heads[::-1]
+    mixed = real_head_combinations(synthetic, synthetic_heads, local, heads, s.blocks, ranks,
+                                   np.random.default_rng(3))  # fmt: skip
+    for k, fields in enumerate(s.blocks):
+        assert np.array_equal(mixed[~synthetic_heads[:, k]][:, fields],
+                              synthetic[~synthetic_heads[:, k]][:, fields])  # fmt: skip
+        for f in fields:
+            head_values = set(ranks[f].values())
+            assert set(np.unique(mixed[synthetic_heads[:, k], f])) <= head_values | set(
+                np.unique(synthetic[synthetic_heads[:, k], f]))
+    # a head tuple taken whole: each changed sample's head fields of a block are one real tuple
+    real_tuples = {k: {tuple(ranks[f][v] for f, v in zip(fields, row))
+                       for row in local[heads[:, k]][:, fields]}
+                   for k, fields in enumerate(s.blocks)}  # fmt: skip
+    for k, fields in enumerate(s.blocks):
+        changed = np.flatnonzero((mixed[:, fields] != synthetic[:, fields]).any(axis=1))
+        assert all(tuple(mixed[t, fields]) in real_tuples[k] for t in changed)
+    assert (mixed != synthetic).any()

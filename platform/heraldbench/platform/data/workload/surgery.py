@@ -27,7 +27,7 @@ import numpy as np
 
 from heraldbench.platform.data.workload._structure import HEAD, Structure
 
-__all__ = ["WINDOW", "surgeries"]
+__all__ = ["WINDOW", "real_head_combinations", "surgeries"]
 
 #: Samples within which ``heads in 32`` permutes.
 WINDOW = 32
@@ -47,6 +47,37 @@ def surgeries(
         "heads and entities' fields apart": _entity_fields_apart(apart, structure, heads, rng),
         "fields apart": np.stack([rng.permutation(column) for column in local.T], axis=1),
     }
+
+
+def real_head_combinations(
+    synthetic: np.ndarray, synthetic_heads: np.ndarray, real: np.ndarray, real_heads: np.ndarray,
+    blocks: list[list[int]], ranks: list[dict[int, int]], rng: np.random.Generator,
+) -> np.ndarray:  # fmt: skip
+    """A profile's trace whose samples take their head tuples from real samples drawn uniformly
+    (for the blocks drawing head tuples in both): head tuples combined as the real trace combines
+    them, independently of time. What a model of such combinations could reach; it reads the
+    real trace, so it measures, it does not generate.
+
+    Args:
+        synthetic, real: table-local ids of the profile's trace and of the real one.
+        synthetic_heads, real_heads: (n, K) whether each block draws a head tuple at each sample.
+        blocks: the fields of each block (the profile's).
+        ranks: per field, each real head value's rank: its table-local id in the profile's trace.
+    """
+    out = synthetic.copy()
+    donors = rng.integers(0, len(real), len(synthetic))
+    lookups = [_lookup(rank) for rank in ranks]
+    for k, fields in enumerate(blocks):
+        rows = np.flatnonzero(synthetic_heads[:, k] & real_heads[donors, k])
+        for f in fields:
+            out[rows, f] = lookups[f][real[donors[rows], f]]
+    return out
+
+
+def _lookup(ranks: dict[int, int]) -> np.ndarray:
+    table = np.full(max(ranks, default=0) + 1, -1, np.int64)
+    table[list(ranks)] = list(ranks.values())
+    return table
 
 
 def _heads_apart(local: np.ndarray, structure: Structure, heads: np.ndarray,
