@@ -1,4 +1,5 @@
-"""Fixtures of the API tests: one real LocalCluster for the package, a real database per test.
+"""Fixtures of the API tests: one real LocalCluster for the package (the fuzz module keeps one
+without workers of its own), a real database per test.
 
 The cluster's workers are threads of the test process (``processes=False``, TCP so apps on
 other event loops reach it); each test gets its own SQLite file, and, when

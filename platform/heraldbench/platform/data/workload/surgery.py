@@ -53,25 +53,47 @@ def real_head_combinations(
     synthetic: np.ndarray, synthetic_heads: np.ndarray, real: np.ndarray, real_heads: np.ndarray,
     blocks: list[list[int]], ranks: list[dict[int, int]], rng: np.random.Generator,
 ) -> np.ndarray:  # fmt: skip
-    """A profile's trace whose samples take their head tuples from real samples drawn uniformly
-    (for the blocks drawing head tuples in both): head tuples combined as the real trace combines
-    them, independently of time. What a model of such combinations could reach; it reads the
-    real trace, so it measures, it does not generate.
+    """A profile's trace whose samples take their head tuples from real samples: each sample's
+    from one real sample drawn uniformly among those that draw head tuples in the same blocks
+    (among all real samples where none does; then only the blocks drawing head tuples in both
+    change). Head tuples are then combined as the real trace combines them, independently of
+    time: what a model of such combinations could reach. It reads the real trace, so it
+    measures; it does not generate.
 
     Args:
         synthetic, real: table-local ids of the profile's trace and of the real one.
-        synthetic_heads, real_heads: (n, K) whether each block draws a head tuple at each sample.
+        synthetic_heads, real_heads: (n, K) which blocks draw head tuples at each sample, as read
+            from each trace (``_structure``).
         blocks: the fields of each block (the profile's).
         ranks: per field, each real head value's rank: its table-local id in the profile's trace.
     """
     out = synthetic.copy()
-    donors = rng.integers(0, len(real), len(synthetic))
+    donors = _donors(_patterns(synthetic_heads), _patterns(real_heads), rng)
     lookups = [_lookup(rank) for rank in ranks]
     for k, fields in enumerate(blocks):
         rows = np.flatnonzero(synthetic_heads[:, k] & real_heads[donors, k])
         for f in fields:
-            out[rows, f] = lookups[f][real[donors[rows], f]]
+            values = lookups[f][real[donors[rows], f]]
+            if (values < 0).any():
+                raise ValueError(f"field {f}: a real head value has no rank in the profile")
+            out[rows, f] = values
     return out
+
+
+def _patterns(heads: np.ndarray) -> np.ndarray:
+    return heads @ (np.int64(1) << np.arange(heads.shape[1], dtype=np.int64))
+
+
+def _donors(wanted: np.ndarray, real: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """For each wanted pattern, a real sample of that pattern drawn uniformly (any, if none)."""
+    order = np.argsort(real, kind="stable")
+    sorted_patterns = real[order]
+    lo = np.searchsorted(sorted_patterns, wanted, side="left")
+    hi = np.searchsorted(sorted_patterns, wanted, side="right")
+    found = hi > lo
+    picked = lo + (rng.random(len(wanted)) * np.maximum(hi - lo, 1)).astype(np.int64)
+    anywhere = rng.integers(0, len(real), len(wanted))
+    return np.where(found, order[np.minimum(picked, len(real) - 1)], anywhere)
 
 
 def _lookup(ranks: dict[int, int]) -> np.ndarray:
@@ -94,8 +116,7 @@ def _heads_apart(local: np.ndarray, structure: Structure, heads: np.ndarray,
 def _heads_together(local: np.ndarray, structure: Structure, heads: np.ndarray,
                     rng: np.random.Generator) -> np.ndarray:  # fmt: skip
     out = local.copy()
-    pattern = heads @ (np.int64(1) << np.arange(heads.shape[1], dtype=np.int64))
-    moved = _permuted_within(pattern, rng)
+    moved = _permuted_within(_patterns(heads), rng)
     for k, fields in enumerate(structure.blocks):
         rows = np.flatnonzero(heads[:, k])  # a sample moves within its pattern: k is head there
         out[np.ix_(rows, fields)] = local[np.ix_(moved[rows], fields)]
