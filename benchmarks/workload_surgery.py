@@ -61,8 +61,10 @@ def partition_pull(trace, distinct: int, shape: Shape) -> float:
 def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int) -> str:
     """The surgery table of one real trace (in memory)."""
     data = read_trace(trace)
-    structure = st.read_structure(data.ids, st.find_blocks(data.ids), HEAD_MIN, ROOT_LEVELS)
     profile = fit_profile(data, name=path.stem, source=path.name, source_kind=kind, seed=seed)
+    names = list(trace.layout.names)
+    blocks = [[names.index(field) for field in block.fields] for block in profile.blocks]
+    structure = st.read_structure(data.ids, blocks, HEAD_MIN, ROOT_LEVELS)  # the fit's blocks
     synthetic = ProfileTrace(profile, samples=trace.num_samples, seed=seed).materialize()
     offsets, distinct = trace.layout.offsets, len(np.unique(trace.ids))
     cases = {"real": trace, "profile": synthetic}

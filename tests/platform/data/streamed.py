@@ -30,7 +30,7 @@ class StreamedIdsTrace(StreamedTrace):
     def _id_blocks(self):
         self.id_passes += 1
         for chunk in self.source.chunks(self.block):
-            yield SampleChunk(chunk.ids, chunk.labels[:0], chunk.dense[:0])
+            yield SampleChunk.ids_alone(chunk.ids, chunk.dense.shape[1])
 
 
 class ComputedSamplesTrace(StreamedIdsTrace):

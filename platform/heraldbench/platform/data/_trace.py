@@ -68,6 +68,11 @@ class SampleChunk:
     labels: np.ndarray
     dense: np.ndarray
 
+    @classmethod
+    def ids_alone(cls, ids: np.ndarray, num_dense: int) -> SampleChunk:
+        """A chunk of ids whose labels and dense features were not read (an ids-only reader)."""
+        return cls(ids, np.empty(0, np.float32), np.empty((0, num_dense), np.float32))
+
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 

@@ -202,7 +202,7 @@ class SpilledTrace(TraceSource):
     def _empty(self, n: int, ids_only: bool) -> SampleChunk:
         ids = np.empty((n, self.layout.num_tables), ROW_ID_DTYPE)
         if ids_only:
-            return SampleChunk(ids, np.empty(0, np.float32), np.empty((0, self.num_dense)))
+            return SampleChunk.ids_alone(ids, self.num_dense)
         return SampleChunk(ids, np.empty(n, np.float32), np.empty((n, self.num_dense), np.float32))
 
 

@@ -295,10 +295,6 @@ class FAETrace(TraceSource):
         for hot, batches in self.phases:
             yield from streams[hot].take(batches * self.global_batch)
 
-    def _ids_alone(self, ids: np.ndarray) -> SampleChunk:
-        """A chunk of ids whose labels and dense features were not read (an ids-only reader)."""
-        return SampleChunk(ids, np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32))
-
     def _samples_of_class(self, hot: bool, ids_only: bool) -> Iterator[SampleChunk]:
         """The source's samples of one class in order (their ids alone with ``ids_only``): only
         those read where the source has random access, else the source read through and
@@ -308,18 +304,23 @@ class FAETrace(TraceSource):
             for start in range(0, total, READ_SAMPLES):
                 stop = min(start + READ_SAMPLES, total)
                 keep = start + np.flatnonzero(bits_between(self.is_hot, start, stop) == hot)
-                if keep.size:
-                    yield (self._ids_alone(self.source.ids_at(keep)) if ids_only
-                           else self.source.samples_at(keep))  # fmt: skip
+                if not keep.size:
+                    continue
+                if ids_only:
+                    yield SampleChunk.ids_alone(self.source.ids_at(keep), self.num_dense)
+                else:
+                    yield self.source.samples_at(keep)
             return
         start = 0
         for chunk in self.source.chunks(READ_SAMPLES, ids_only):
             keep = bits_between(self.is_hot, start, start + len(chunk)) == hot
             start += len(chunk)
-            if keep.any():
-                yield self._ids_alone(chunk.ids[keep]) if ids_only else SampleChunk(
-                    chunk.ids[keep], chunk.labels[keep], chunk.dense[keep]
-                )
+            if not keep.any():
+                continue
+            if ids_only:
+                yield SampleChunk.ids_alone(chunk.ids[keep], self.num_dense)
+            else:
+                yield SampleChunk(chunk.ids[keep], chunk.labels[keep], chunk.dense[keep])
 
 
 class _ClassStream:

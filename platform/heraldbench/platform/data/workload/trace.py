@@ -181,8 +181,7 @@ class ProfileTrace(TraceSource):
         return self._chunks_of_ids(self._id_arrays_on_threads(groups)) if len(groups) > 1 else None
 
     def _chunks_of_ids(self, arrays: Iterator[tuple[int, np.ndarray]]) -> Iterator[SampleChunk]:
-        no_labels, no_dense = np.empty(0, np.float32), np.empty((0, self.num_dense), np.float32)
-        return (SampleChunk(ids, no_labels, no_dense) for _, ids in arrays)
+        return (SampleChunk.ids_alone(ids, self.num_dense) for _, ids in arrays)
 
     def _id_arrays(self) -> Iterator[tuple[int, np.ndarray]]:
         """(first sample, global ids) of each block, in order."""
