@@ -18,7 +18,8 @@ def _spec(profile: str) -> dict:
 
 def test_a_profile_under_the_data_folder_runs(api, data_dir: Path) -> None:
     save_profile(planted_profile(), data_dir / "mine.yaml")
-    experiment = wait_finished(api, submit(api, _spec("mine.yaml")))
+    # In a fresh checkout the first profile-driven run compiles the generator's kernels first.
+    experiment = wait_finished(api, submit(api, _spec("mine.yaml")), timeout=180)
     assert experiment["status"] == "succeeded", experiment["error"]
 
 
