@@ -1,6 +1,7 @@
 """Where a profile misses Herald's partition: surgery on the real trace (docs/workloads.md).
 
     python benchmarks/workload_surgery.py KIND:PATH [KIND:PATH ...] [--shape W:F ...] [--seed S]
+        [--figure SCHEDULER:TOTAL ...]
 
 The round trip (``heraldbench calibrate --check``) says *that* a profile's trace gives Herald's
 partition less than the real trace does; this says *which structure* of the real trace the gain
@@ -8,7 +9,9 @@ comes from. Each surgery rearranges one kind of structure of the real trace R an
 (the order of samples, every block's classes, how often each row is accessed), and the relative
 pull of Herald's partition (herald-partition-only; Herald's pull is the same) is measured
 against that trace's own naive. A surgery that moves R's figure to the profile's names
-structure the profile does not reproduce. Blocks and classes are the fit's (``_structure``):
+structure the profile does not reproduce. ``--figure bagpipe:overall`` (any scheduler, and
+``pull``, ``push`` or ``overall``; repeatable) measures another figure the same way. Blocks and
+classes are the fit's (``_structure``):
 
 - ``real``: R as read; ``profile``: R's fitted profile generated with as many samples; then each
   surgery of :mod:`heraldbench.platform.data.workload.surgery` (its docstring defines them).
@@ -42,23 +45,41 @@ from heraldbench.platform.data.workload.trace import ProfileTrace
 sys.path.insert(0, str(Path(__file__).parent))
 from workload_fidelity import real_traces  # a sibling script
 
-SCHEDULERS = ("naive", "herald-partition-only")
+#: (scheduler, total) measured by default: the pull of Herald's partition.
+PARTITION_PULL = ("herald-partition-only", "pull")
+TOTALS = ("pull", "push", "overall")
 
 
-def partition_pull(trace, distinct: int, shape: Shape) -> float:
-    """Relative pull of Herald's partition on ``trace``, caches sized on ``distinct`` rows (the
-    real trace's)."""
+def parse_figure(text: str) -> tuple[str, str]:
+    """``SCHEDULER:TOTAL`` (e.g. ``bagpipe:overall``) as a pair."""
+    from heraldbench.platform.schedulers import registered
+
+    kind, _, total = text.partition(":")
+    if kind not in registered() or total not in TOTALS:
+        raise argparse.ArgumentTypeError(
+            f"expected SCHEDULER:TOTAL with a scheduler of {sorted(registered())} and a total of "
+            f"{list(TOTALS)}, got {text!r}")  # fmt: skip
+    return kind, total
+
+
+def relative_figures(trace, distinct: int, shape: Shape,
+                     figures: list[tuple[str, str]]) -> list[float]:
+    """Each (scheduler, total) of ``figures`` on ``trace`` relative to its naive, caches sized
+    on ``distinct`` rows (the real trace's)."""
     from heraldbench.platform.runner import fill_relative, simulate_run
 
     cache_rows = max(1, int(shape.cache_fraction * distinct))
     batch = batch_for(cache_rows, shape.workers, trace.layout.num_tables)
     spec = round_trip_spec(shape.workers, batch, cache_rows)
-    runs = [simulate_run(spec, s, trace=trace) for s in spec.schedulers if s.kind in SCHEDULERS]
+    kinds = {"naive", *(kind for kind, _ in figures)}
+    runs = [simulate_run(spec, s, trace=trace) for s in spec.schedulers if s.kind in kinds]
     fill_relative(runs)
-    return next(run.relative["pull"] for run in runs if run.label != "naive")
+    by_kind = {run.scheduler: run.relative for run in runs}
+    return [by_kind[kind][total] for kind, total in figures]
 
 
-def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int) -> str:
+def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int,
+             figures: list[tuple[str, str]]) -> str:
     """The surgery table of one real trace (in memory)."""
     data = read_trace(trace)
     profile = fit_profile(data, name=path.stem, source=path.name, source_kind=kind, seed=seed)
@@ -73,15 +94,15 @@ def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int) -> st
                   for name, ids in altered.items()})  # fmt: skip
     title = (f"### {path.stem} ({kind}, {trace.num_samples:,} samples, {distinct:,} rows, "
              f"{len(structure.blocks)} blocks)")  # fmt: skip
-    lines = [title, "",
-             "| trace | ids changed | " + " | ".join(
-                 f"pull, W={sh.workers}, cache {sh.cache_fraction:.0%}" for sh in shapes) + " |",
-             "|---|---|" + "---|" * len(shapes)]  # fmt: skip
+    heads = [f"{kind} {total}, W={sh.workers}, cache {sh.cache_fraction:.0%}"
+             for sh in shapes for kind, total in figures]  # fmt: skip
+    lines = [title, "", "| trace | ids changed | " + " | ".join(heads) + " |",
+             "|---|---|" + "---|" * len(heads)]  # fmt: skip
     for name, case in cases.items():
         changed = "-" if name in ("real", "profile") else f"{(case.ids != trace.ids).mean():.1%}"
         cells = [changed]
         for shape in shapes:
-            cells.append(f"{partition_pull(case, distinct, shape):.3f}")
+            cells.extend(f"{v:.3f}" for v in relative_figures(case, distinct, shape, figures))
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
         print(lines[-1], file=sys.stderr, flush=True)
     return "\n".join(lines) + "\n" + _combined(trace, data, structure, synthetic, seed) + "\n"
@@ -113,10 +134,14 @@ def main() -> int:
     parser.add_argument("--shape", action="append", type=parse_shape, dest="shapes",
                         help="W:CACHE_FRACTION (default: 8:0.1 and 16:0.2)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--figure", action="append", type=parse_figure, dest="figures",
+                        metavar="SCHEDULER:TOTAL",
+                        help="figure to measure (default: herald-partition-only:pull)")  # fmt: skip
     args = parser.parse_args()
     shapes = args.shapes or [Shape(8, 0.10), Shape(16, 0.20)]
+    figures = args.figures or [PARTITION_PULL]
     for kind, path, trace in real_traces(args.traces):
-        print(diagnose(kind, path, trace, shapes, args.seed))
+        print(diagnose(kind, path, trace, shapes, args.seed, figures))
     return 0
 
 

@@ -9,6 +9,7 @@ from heraldbench.platform.data.workload import ProfileTrace
 from heraldbench.platform.data.workload.check import Shape, check_round_trip
 from heraldbench.platform.data.workload.fit import fit_profile, read_trace
 from heraldbench.platform.data.workload.model import extend_curve
+from heraldbench.platform.data.workload.schema import load_profile, save_profile
 from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.data._trace import InMemoryTrace
 from tests.platform.data.workload.planted import BLOCKS, SAMPLES, planted_profile
@@ -76,3 +77,29 @@ def test_an_empty_trace_is_refused() -> None:
     empty = InMemoryTrace.from_local_ids(np.zeros((0, 2), np.int64), [3, 3])
     with pytest.raises(DataError, match="no samples"):
         read_trace(empty)
+
+
+def test_recurrence_spread_over_the_whole_past_keeps_its_repeats(tmp_path) -> None:
+    """A block whose tuples recur from anywhere in the past has a distance law growing twice per
+    log2 bin; the fit continues it far beyond the trace, and the bins within the trace must keep
+    their mass: rounded to six decimals they held none, and the profile's trace of the same length
+    had no repeats of that block at all."""
+    profile = planted_profile()
+    spread = [2.0**b for b in range(13)]  # a source anywhere in the last 8,192 samples
+    law = [p / sum(spread) for p in spread]
+    blocks = [
+        b.model_copy(update={"repeat_distance": law, "follow": [0.0, 0.0]})
+        if b.fields == ["Y"] else b
+        for b in profile.blocks
+    ]  # fmt: skip
+    trace = ProfileTrace(profile.model_copy(update={"blocks": blocks}), samples=SAMPLES,
+                         seed=3).materialize()  # fmt: skip
+    fitted = fit_profile(read_trace(trace), name="spread", source="planted",
+                         source_kind="planted", seed=1)  # fmt: skip
+    k = next(k for k, block in enumerate(fitted.blocks) if block.fields == ["Y"])
+    repeats = {side: fitted.fit["block_classes"][side]["repeat"][k] for side in ("real", "synthetic")}
+    assert repeats["real"] > 0.05
+    assert repeats["synthetic"] == pytest.approx(repeats["real"], abs=0.04), repeats
+    assert 0 < sum(fitted.blocks[k].repeat_distance[:13]) < 1e-6  # the mass within the trace
+    save_profile(fitted, tmp_path / "spread.yaml")  # and a file keeps it
+    assert load_profile(tmp_path / "spread.yaml").blocks[k] == fitted.blocks[k]

@@ -28,6 +28,7 @@ from heraldbench.platform.data.workload.schema import (
     Provenance,
     RootProfile,
     WorkloadProfile,
+    significant,
 )
 from heraldbench.platform.exceptions import DataError
 
@@ -38,7 +39,6 @@ ROOT_LEVELS = 2
 #: A tuple or value seen this often, spread over time, is a head draw (_structure.head_tuples):
 #: enough occurrences for the spread over 16 windows to tell time-independent draws from bursts.
 HEAD_MIN = 8
-_DIGITS = 6
 
 
 class TraceData:
@@ -126,7 +126,7 @@ def _pmf(counts: np.ndarray) -> list[float]:
     if total <= 0:
         return [1.0]
     pmf = np.trim_zeros(counts / total, "b")
-    return [round(float(p), _DIGITS) for p in pmf / pmf.sum()]
+    return [significant(float(p)) for p in pmf / pmf.sum()]
 
 
 def _distance_pmf(distances: np.ndarray, samples: int) -> list[float]:
@@ -159,7 +159,7 @@ def _distance_pmf(distances: np.ndarray, samples: int) -> list[float]:
 
 def _probabilities(values: np.ndarray) -> list[float]:
     total = values.sum()
-    return [round(float(v), _DIGITS) for v in values / total] if total > 0 else []
+    return [significant(float(v)) for v in values / total] if total > 0 else []
 
 
 def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]) -> BlockProfile:
@@ -172,7 +172,7 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
     follow = []
     for level in range(s.root.shape[1]):
         free = (classes == st.REPEAT) & ~s.follows[:, :level, k].any(axis=1) & (s.root[:, level] >= 0)
-        follow.append(round(float(s.follows[free, level, k].mean()), _DIGITS) if free.any() else 0.0)
+        follow.append(significant(float(s.follows[free, level, k].mean())) if free.any() else 0.0)
     heads = classes == st.HEAD
     tuple_ids, first, counts = np.unique(s.tuples[heads, k], return_index=True, return_counts=True)
     rows = np.flatnonzero(heads)[first]
@@ -184,7 +184,7 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
     return BlockProfile(
         fields=[data.names[f] for f in fields],
         new_tuples=[round(v, 3) for v in st.growth_knots(np.flatnonzero(classes == st.NEW), n)],
-        head_share=round(head_share if head_tuples.ranks else 0.0, _DIGITS),
+        head_share=significant(head_share if head_tuples.ranks else 0.0),
         repeat_distance=_distance_pmf(np.flatnonzero(own) - s.source[own, k], n),
         follow=follow,
         head_tuples=head_tuples,
@@ -196,7 +196,7 @@ def _roots(s: st.Structure) -> list[RootProfile]:
     for level in range(s.root.shape[1]):
         has = s.root[:, level] >= 0
         distances = np.flatnonzero(has) - s.root[has, level]
-        roots.append(RootProfile(rate=round(float(has.mean()), _DIGITS),
+        roots.append(RootProfile(rate=significant(float(has.mean())),
                                  distance=_distance_pmf(distances, len(s.root))))
     return roots
 
@@ -236,7 +236,7 @@ def _field(data: TraceData, f: int, new_rows: np.ndarray, ranks: dict[int, int])
         name=data.names[f],
         head=_probabilities(marginal),
         new_values=[round(v, 3) for v in st.growth_knots(np.asarray(new_events), max(len(new_rows), 1))],
-        old_head_share=round(heads / reused, _DIGITS) if reused else 1.0,
+        old_head_share=significant(heads / reused) if reused else 1.0,
         old_value_distance=_distance_pmf(np.asarray(cold_distances), len(column)),
     )
 

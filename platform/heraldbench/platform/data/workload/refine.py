@@ -17,7 +17,7 @@ from heraldbench.platform.data.workload import _structure as st
 from heraldbench.platform.data.workload._kernels import fill_ids
 from heraldbench.platform.data.workload.model import compile_profile
 from heraldbench.platform.data.workload.trace import _ring, _scratch
-from heraldbench.platform.data.workload.schema import MAX_BINS, WorkloadProfile
+from heraldbench.platform.data.workload.schema import MAX_BINS, WorkloadProfile, significant
 from heraldbench.platform.data.workload.stats import describe_ids, miss_ratio_curve
 
 __all__ = ["fit_figures", "generate_ids", "refine"]
@@ -88,7 +88,7 @@ def _corrected(profile: WorkloadProfile, target: _Targets, got: _Targets) -> Wor
     blocks = []
     for k, block in enumerate(profile.blocks):
         update = {"new_tuples": _scaled_curve(block.new_tuples, new_ratio[k]),
-                  "head_share": round(min(block.head_share * head_ratio[k], 1.0), 6)}  # fmt: skip
+                  "head_share": significant(min(block.head_share * head_ratio[k], 1.0))}  # fmt: skip
         if target.repeats[k].sum() > 0 and got.repeats[k].sum() > 0:
             update["repeat_distance"] = _reweighted(block.repeat_distance, target.repeats[k],
                                                     got.repeats[k])  # fmt: skip
@@ -121,7 +121,7 @@ def _reweighted(pmf: list[float], want: np.ndarray, got: np.ndarray) -> list[flo
     if p.sum() <= 0:
         return list(pmf)
     p = np.trim_zeros(p / p.sum(), "b")
-    return [round(float(v), 6) for v in p / p.sum()]
+    return [significant(v) for v in p / p.sum()]
 
 
 def fit_figures(real: np.ndarray, synthetic: np.ndarray, structure: st.Structure) -> dict:

@@ -43,6 +43,7 @@ __all__ = [
     "WorkloadProfile",
     "load_profile",
     "save_profile",
+    "significant",
 ]
 
 FORMAT = "heraldbench-workload-profile"
@@ -52,6 +53,19 @@ VERSION = 1
 MAX_BINS = 41
 MAX_KNOTS = 48
 _PMF_TOLERANCE = 1e-3
+
+#: Significant digits a fitted probability keeps in a profile.
+DIGITS = 6
+
+
+def significant(value: float) -> float:
+    """``value`` to :data:`DIGITS` significant digits. Relative, not absolute, precision: a
+    distance law continued far beyond its fitted length holds nearly all its mass there, and
+    the bins within that length (the ones a trace of that length draws from) may each hold less
+    than a millionth; six decimals rounded them to nothing, and a generated trace of that length
+    then had no repeats of those blocks at all (Avazu's round trip, docs/workloads.md)."""
+    return float(f"{float(value):.{DIGITS}g}")
+
 
 Probability = Annotated[float, Field(ge=0.0, le=1.0)]
 Count = Annotated[float, Field(ge=0.0)]
