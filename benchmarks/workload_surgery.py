@@ -10,8 +10,8 @@ comes from. Each surgery rearranges one kind of structure of the real trace R an
 pull of Herald's partition (herald-partition-only; Herald's pull is the same) is measured
 against that trace's own naive. A surgery that moves R's figure to the profile's names
 structure the profile does not reproduce. ``--figure bagpipe:overall`` (any scheduler, and
-``pull``, ``push`` or ``overall``; repeatable) measures another figure the same way. Blocks and
-classes are the fit's (``_structure``):
+``pull``, ``push`` or ``overall``; repeatable) measures the figures given instead, the same way.
+Blocks and classes are the fit's (``_structure``):
 
 - ``real``: R as read; ``profile``: R's fitted profile generated with as many samples; then each
   surgery of :mod:`heraldbench.platform.data.workload.surgery` (its docstring defines them).
@@ -94,8 +94,8 @@ def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int,
                   for name, ids in altered.items()})  # fmt: skip
     title = (f"### {path.stem} ({kind}, {trace.num_samples:,} samples, {distinct:,} rows, "
              f"{len(structure.blocks)} blocks)")  # fmt: skip
-    heads = [f"{kind} {total}, W={sh.workers}, cache {sh.cache_fraction:.0%}"
-             for sh in shapes for kind, total in figures]  # fmt: skip
+    heads = [f"{scheduler} {total}, W={sh.workers}, cache {sh.cache_fraction:.0%}"
+             for sh in shapes for scheduler, total in figures]  # fmt: skip
     lines = [title, "", "| trace | ids changed | " + " | ".join(heads) + " |",
              "|---|---|" + "---|" * len(heads)]  # fmt: skip
     for name, case in cases.items():

@@ -100,6 +100,6 @@ def test_recurrence_spread_over_the_whole_past_keeps_its_repeats(tmp_path) -> No
     repeats = {side: fitted.fit["block_classes"][side]["repeat"][k] for side in ("real", "synthetic")}
     assert repeats["real"] > 0.05
     assert repeats["synthetic"] == pytest.approx(repeats["real"], abs=0.04), repeats
-    assert 0 < sum(fitted.blocks[k].repeat_distance[:13]) < 1e-6  # the mass within the trace
+    assert sum(fitted.blocks[k].repeat_distance[:13]) > 0  # the mass within the trace
     save_profile(fitted, tmp_path / "spread.yaml")  # and a file keeps it
     assert load_profile(tmp_path / "spread.yaml").blocks[k] == fitted.blocks[k]

@@ -17,10 +17,10 @@ memory at all.
 Compile time (a fresh checkout compiles these once; numba caches them): numba inlines a
 function marked ``inline="always"`` by rebuilding its IR at every call site, nested ones
 included, so only the functions that take the ``Kernels`` tuple are marked (a call passes the
-tuple's every array; with none marked, generation measured 17–22% slower). The small leaves that
+tuple's every array; with none marked, generation measured 13–23% slower). The small leaves that
 take numbers and arrays are left to LLVM, which inlines them as well (the compiled
 ``fill_ids`` calls none but ``_slot_sample``, once per new tuple): compiling ``fill_ids``
-went from 66 s to 11 s at the same speed (``benchmarks/bench_simulator.py``, measured side by
+went from 66 s to 11–14 s at the same speed (``benchmarks/bench_simulator.py``, measured side by
 side).
 """
 
