@@ -11,7 +11,8 @@ pull of Herald's partition (herald-partition-only; Herald's pull is the same) is
 against that trace's own naive. A surgery that moves R's figure to the profile's names
 structure the profile does not reproduce. ``--figure bagpipe:overall`` (any scheduler, and
 ``pull``, ``push`` or ``overall``; repeatable) measures the figures given instead, the same way.
-Blocks and classes are the fit's (``_structure``):
+Each shape also gets the mean number of distinct rows in a global batch. Blocks and classes are
+the fit's (``_structure``):
 
 - ``real``: R as read; ``profile``: R's fitted profile generated with as many samples; then each
   surgery of :mod:`heraldbench.platform.data.workload.surgery` (its docstring defines them).
@@ -62,14 +63,28 @@ def parse_figure(text: str) -> tuple[str, str]:
     return kind, total
 
 
+def _sizes(trace, distinct: int, shape: Shape) -> tuple[int, int]:
+    """(cache rows, samples per worker) at ``shape``, caches sized on ``distinct`` rows (the real
+    trace's), as the round trip sizes them."""
+    cache_rows = max(1, int(shape.cache_fraction * distinct))
+    return cache_rows, batch_for(cache_rows, shape.workers, trace.layout.num_tables)
+
+
+def distinct_per_batch(trace, distinct: int, shape: Shape) -> float:
+    """Mean distinct rows of a global batch at ``shape``: BagPipe all-reduces a batch's rows, so
+    its overall follows this count (docs/workloads.md)."""
+    size = shape.workers * _sizes(trace, distinct, shape)[1]
+    starts = range(0, trace.num_samples - size + 1, size)
+    return float(np.mean([len(np.unique(trace.ids[i:i + size])) for i in starts]))
+
+
 def relative_figures(trace, distinct: int, shape: Shape,
                      figures: list[tuple[str, str]]) -> list[float]:
     """Each (scheduler, total) of ``figures`` on ``trace`` relative to its naive, caches sized
     on ``distinct`` rows (the real trace's)."""
     from heraldbench.platform.runner import fill_relative, simulate_run
 
-    cache_rows = max(1, int(shape.cache_fraction * distinct))
-    batch = batch_for(cache_rows, shape.workers, trace.layout.num_tables)
+    cache_rows, batch = _sizes(trace, distinct, shape)
     spec = round_trip_spec(shape.workers, batch, cache_rows)
     kinds = {"naive", *(kind for kind, _ in figures)}
     runs = [simulate_run(spec, s, trace=trace) for s in spec.schedulers if s.kind in kinds]
@@ -94,8 +109,9 @@ def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int,
                   for name, ids in altered.items()})  # fmt: skip
     title = (f"### {path.stem} ({kind}, {trace.num_samples:,} samples, {distinct:,} rows, "
              f"{len(structure.blocks)} blocks)")  # fmt: skip
-    heads = [f"{scheduler} {total}, W={sh.workers}, cache {sh.cache_fraction:.0%}"
-             for sh in shapes for scheduler, total in figures]  # fmt: skip
+    heads = [f"{label}, W={sh.workers}, cache {sh.cache_fraction:.0%}" for sh in shapes
+             for label in [f"{scheduler} {total}" for scheduler, total in figures]
+             + ["distinct rows per global batch"]]  # fmt: skip
     lines = [title, "", "| trace | ids changed | " + " | ".join(heads) + " |",
              "|---|---|" + "---|" * len(heads)]  # fmt: skip
     for name, case in cases.items():
@@ -103,6 +119,7 @@ def diagnose(kind: str, path: Path, trace, shapes: list[Shape], seed: int,
         cells = [changed]
         for shape in shapes:
             cells.extend(f"{v:.3f}" for v in relative_figures(case, distinct, shape, figures))
+            cells.append(f"{distinct_per_batch(case, distinct, shape):,.1f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
         print(lines[-1], file=sys.stderr, flush=True)
     return "\n".join(lines) + "\n" + _combined(trace, data, structure, synthetic, seed) + "\n"
