@@ -34,7 +34,6 @@ from heraldbench.platform.data.workload import _structure as st
 from heraldbench.platform.data.workload import fit as fit_module
 from heraldbench.platform.data.workload.check import (
     Shape,
-    batch_for,
     compare_traces,
     parse_shape,
     round_trip_spec,
@@ -63,17 +62,10 @@ def parse_figure(text: str) -> tuple[str, str]:
     return kind, total
 
 
-def _sizes(trace, distinct: int, shape: Shape) -> tuple[int, int]:
-    """(cache rows, samples per worker) at ``shape``, caches sized on ``distinct`` rows (the real
-    trace's), as the round trip sizes them."""
-    cache_rows = max(1, int(shape.cache_fraction * distinct))
-    return cache_rows, batch_for(cache_rows, shape.workers, trace.layout.num_tables)
-
-
 def distinct_per_batch(trace, distinct: int, shape: Shape) -> float:
     """Mean distinct rows of a global batch at ``shape``: BagPipe all-reduces a batch's rows, so
     its overall follows this count (docs/workloads.md)."""
-    size = shape.workers * _sizes(trace, distinct, shape)[1]
+    size = shape.workers * shape.sizes(distinct, trace.layout.num_tables)[1]
     starts = range(0, trace.num_samples - size + 1, size)
     return float(np.mean([len(np.unique(trace.ids[i:i + size])) for i in starts]))
 
@@ -84,7 +76,7 @@ def relative_figures(trace, distinct: int, shape: Shape,
     on ``distinct`` rows (the real trace's)."""
     from heraldbench.platform.runner import fill_relative, simulate_run
 
-    cache_rows, batch = _sizes(trace, distinct, shape)
+    cache_rows, batch = shape.sizes(distinct, trace.layout.num_tables)
     spec = round_trip_spec(shape.workers, batch, cache_rows)
     kinds = {"naive", *(kind for kind, _ in figures)}
     runs = [simulate_run(spec, s, trace=trace) for s in spec.schedulers if s.kind in kinds]

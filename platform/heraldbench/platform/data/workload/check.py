@@ -48,6 +48,12 @@ class Shape:
     def label(self) -> str:
         return f"W={self.workers}, cache {self.cache_fraction:.0%}"
 
+    def sizes(self, distinct: int, fields: int) -> tuple[int, int]:
+        """(cache rows, samples per worker) for a real trace of ``distinct`` rows over ``fields``
+        tables: caches a share of its rows, the largest batch whose ids fit in one."""
+        cache_rows = max(1, int(self.cache_fraction * distinct))
+        return cache_rows, batch_for(cache_rows, self.workers, fields)
+
 
 DEFAULT_SHAPES = (Shape(4, 0.02), Shape(8, 0.10), Shape(16, 0.20))
 
@@ -131,8 +137,7 @@ def compare_traces(
     result.mrc_real = _rounded(miss_ratio_curve(real.ids, distinct))
     result.mrc_synthetic = _rounded(miss_ratio_curve(synthetic.ids, distinct))
     for shape in shapes:
-        cache_rows = max(1, int(shape.cache_fraction * distinct))
-        batch = batch_for(cache_rows, shape.workers, real.layout.num_tables)
+        cache_rows, batch = shape.sizes(distinct, real.layout.num_tables)
         spec = round_trip_spec(shape.workers, batch, cache_rows)
         both = {}
         for name, trace in (("real", real), ("synthetic", synthetic)):
