@@ -116,3 +116,20 @@ def test_version_help_and_schedulers_read_as_documented() -> None:
     listing = _cli("schedulers").stdout
     assert "research/" not in listing and "embedding_dim" not in listing
     assert "hot_ratio" in listing and "lookahead" in listing
+
+
+def test_the_cli_runs_on_a_typer_without_the_help_hook_it_adjusts() -> None:
+    """pyproject allows typer >= 0.15; only 0.29 has the flag-label hook the CLI patches (an older
+    typer failed at import on a GPU machine)."""
+    # The hook hidden while the CLI is imported, then given back to typer, which calls it.
+    code = ("from typer import core\n"
+            "hidden = {c: vars(c)['display_type_rich'] for c in core.TyperOption.__mro__\n"
+            "          if 'display_type_rich' in vars(c)}\n"
+            "for c in hidden: delattr(c, 'display_type_rich')\n"
+            "from heraldbench.platform.cli import main\n"
+            "for c, hook in hidden.items(): setattr(c, 'display_type_rich', hook)\n"
+            "main()")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, "validate", "--help"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "SPEC" in done.stdout

@@ -41,8 +41,11 @@ def _flag_type(self: TyperOption, ctx: Any) -> str | None:
     return None if self.is_flag else _option_type(self, ctx)
 
 
-_option_type = TyperOption.display_type_rich
-TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
+# A display hook of typer's internals (0.29): older and newer typers may lack it, and then keep
+# their own labels rather than fail at import.
+_option_type = getattr(TyperOption, "display_type_rich", None)
+if _option_type is not None:
+    TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 
 def _version(value: bool) -> None:
