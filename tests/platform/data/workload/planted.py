@@ -6,6 +6,7 @@ from heraldbench.platform.data.workload.schema import (
     BlockProfile,
     DenseFeature,
     FieldProfile,
+    HeadGiven,
     HeadTuples,
     LabelModel,
     Provenance,
@@ -18,6 +19,13 @@ SAMPLES = 8_000
 BLOCKS = [["U1", "U2", "U3"], ["P1", "P2"], ["X"], ["Y"]]
 NEW_RATE = {"U1 U2 U3": 0.35, "P1 P2": 0.15, "X": 0.0, "Y": 0.20}
 HEAD_SHARE = {"U1 U2 U3": 0.15, "P1 P2": 0.20, "X": 1.0, "Y": 0.30}
+#: Planted head tuples that go together (``planted_profile(given=True)``): P's given U's, and Y's
+#: given P's (a chain); parent rows not listed draw on their own.
+GIVEN = {
+    "P1 P2": HeadGiven(block=0, parent=[0, 0, 1, 2, 2], tuples=[0, 3, 1, 2, 3],
+                       probability=[0.9, 0.1, 1.0, 0.7, 0.3]),
+    "Y": HeadGiven(block=1, parent=[0, 1, 1], tuples=[0, 1, 4], probability=[1.0, 0.5, 0.5]),
+}  # fmt: skip
 
 
 def _linear(rate: float, length: int = SAMPLES) -> list[float]:
@@ -46,7 +54,7 @@ def _field(name: str, heads: int, new_per_tuple: float, old_head_share: float) -
     )  # fmt: skip
 
 
-def planted_profile(name: str = "planted") -> WorkloadProfile:
+def planted_profile(name: str = "planted", given: bool = False) -> WorkloadProfile:
     fields = [
         _field("U1", 3, 1.0, 1.0), _field("U2", 3, 0.7, 0.5), _field("U3", 3, 0.5, 0.8),
         _field("P1", 4, 1.0, 1.0), _field("P2", 4, 0.6, 0.9),
@@ -65,6 +73,7 @@ def planted_profile(name: str = "planted") -> WorkloadProfile:
             head_share=HEAD_SHARE[" ".join(fields_)],
             repeat_distance=_pmf({1: 1, 3: 2, 5: 3, 7: 2}), follow=follow[" ".join(fields_)],
             head_tuples=head_tuples[" ".join(fields_)],
+            given=GIVEN.get(" ".join(fields_)) if given else None,
         )  # fmt: skip
         for fields_ in BLOCKS
     ]

@@ -103,3 +103,39 @@ def test_recurrence_spread_over_the_whole_past_keeps_its_repeats(tmp_path) -> No
     assert sum(fitted.blocks[k].repeat_distance[:13]) > 0  # the mass within the trace
     save_profile(fitted, tmp_path / "spread.yaml")  # and a file keeps it
     assert load_profile(tmp_path / "spread.yaml").blocks[k] == fitted.blocks[k]
+
+
+def test_head_tuples_that_go_together_are_linked_and_only_those() -> None:
+    """Planted: P's head tuples drawn given U's, Y's given P's. The fit links exactly those
+    blocks (either way round: a forest has no direction of its own) and nothing where no law
+    was planted; the trace of the fitted profile keeps the planted dependence."""
+    fields = {frozenset(b) for b in (("U1", "U2", "U3"), ("P1", "P2"), ("Y",))}
+    for given, links in ((True, {frozenset({"U1 U2 U3", "P1 P2"}), frozenset({"P1 P2", "Y"})}),
+                         (False, set())):  # fmt: skip
+        trace = ProfileTrace(planted_profile(given=given), samples=SAMPLES, seed=11).materialize()
+        fitted = fit_profile(read_trace(trace), name="refit", source="planted",
+                             source_kind="planted", seed=1)  # fmt: skip
+        names = [" ".join(b.fields) for b in fitted.blocks]
+        found = {frozenset({names[k], names[b.given.block]})
+                 for k, b in enumerate(fitted.blocks) if b.given is not None}  # fmt: skip
+        assert found == links, (given, found)
+        assert all(frozenset(n.split()) in fields or n == "X" for link in found for n in link)
+        if given:
+            generated = ProfileTrace(fitted, samples=SAMPLES, seed=2).materialize()
+            assert _dependence(generated) == pytest.approx(_dependence(trace), abs=0.1)
+            independent = fitted.model_copy(update={"blocks": [
+                b.model_copy(update={"given": None}) for b in fitted.blocks]})
+            alone = ProfileTrace(independent, samples=SAMPLES, seed=2).materialize()
+            assert _dependence(alone) < _dependence(trace) - 0.2
+
+
+def _dependence(trace) -> float:
+    """How well U1's value tells P1's where both come from head tuples (samples whose U1 and P1
+    values are each among the three most frequent): the share of those samples whose P1 is the
+    most frequent P1 given their U1."""
+    local = trace.ids - trace.layout.offsets
+    u, p = local[:, 0], local[:, 3]
+    top_u, top_p = np.bincount(u).argsort()[-3:], np.bincount(p).argsort()[-3:]
+    both = np.isin(u, top_u) & np.isin(p, top_p)
+    hits = [np.bincount(p[both & (u == v)]).max() for v in top_u if (both & (u == v)).any()]
+    return sum(hits) / both.sum()

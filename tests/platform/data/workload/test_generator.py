@@ -10,12 +10,13 @@ import pytest
 
 from heraldbench.platform.data.workload import ProfileTrace, save_profile
 from heraldbench.platform.data.workload import trace as trace_module
+from heraldbench.platform.data.workload.schema import HeadGiven
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
 from tests.platform.data.workload.planted import SAMPLES, planted_profile
 
 
-def _trace(samples=SAMPLES, seed=0, scale=1.0):
-    return ProfileTrace(planted_profile(), samples=samples, seed=seed, scale=scale)
+def _trace(samples=SAMPLES, seed=0, scale=1.0, given=False):
+    return ProfileTrace(planted_profile(given=given), samples=samples, seed=seed, scale=scale)
 
 
 def test_same_seed_same_trace_other_seed_other_trace() -> None:
@@ -56,28 +57,32 @@ def test_a_simulation_reads_the_same_ids_without_labels_or_features() -> None:
     assert all(p.labels.size == 0 and p.dense.size == 0 for p in parts)
 
 
+@pytest.mark.parametrize("given", [False, True])
 @pytest.mark.parametrize("ring", [64, trace_module.RING_SAMPLES])
-def test_random_access_equals_the_stream(monkeypatch, ring: int) -> None:
+def test_random_access_equals_the_stream(monkeypatch, ring: int, given: bool) -> None:
     """Random access follows copies back to their origin; the stream plans each sample's sources
     ahead and copies them from its ring, or (ring of 64) recomputes the older ones."""
     monkeypatch.setattr(trace_module, "RING_SAMPLES", ring)
-    whole = _trace().materialize()
+    whole = _trace(given=given).materialize()
     positions = np.random.default_rng(0).integers(0, SAMPLES, 2000)
-    picked = _trace().samples_at(positions)
+    picked = _trace(given=given).samples_at(positions)
     assert np.array_equal(picked.ids, whole.ids[positions])
     assert np.array_equal(picked.labels, whole.labels[positions])
-    assert np.array_equal(_trace().ids_at(positions), whole.ids[positions])
+    assert np.array_equal(_trace(given=given).ids_at(positions), whole.ids[positions])
 
 
+@pytest.mark.parametrize("given", [False, True])
 @pytest.mark.parametrize("ring", [64, trace_module.RING_SAMPLES])
 @pytest.mark.parametrize("cores", [2, 3])
-def test_ids_made_on_several_cores_equal_the_stream(monkeypatch, ring: int, cores: int) -> None:
+def test_ids_made_on_several_cores_equal_the_stream(monkeypatch, ring: int, cores: int,
+                                                    given: bool) -> None:  # fmt: skip
     """A block copies only its own fields, so groups of blocks are made by threads of their own
-    (FAE's spilling pass): the very ids of the stream, in every block of samples."""
+    (FAE's spilling pass): the very ids of the stream, in every block of samples (a head tuple
+    drawn given a block of another group recomputes that block's draw)."""
     monkeypatch.setattr(trace_module, "RING_SAMPLES", ring)
     monkeypatch.setattr(trace_module, "BLOCK_SAMPLES", 1000)
-    whole = _trace().materialize()
-    parts = list(_trace().id_blocks_on(cores))
+    whole = _trace(given=given).materialize()
+    parts = list(_trace(given=given).id_blocks_on(cores))
     assert [len(p) for p in parts] == [1000] * 8
     assert np.array_equal(np.concatenate([p.ids for p in parts]), whole.ids)
     assert _trace().id_blocks_on(1) is None
@@ -121,6 +126,47 @@ def test_ids_fit_the_layout_and_blocks_recur_together() -> None:
     repeated_tuples = 1 - len(first) / len(users)
     assert repeated_tuples > 0.5  # head tuples and repeats: whole tuples recur
     assert abs(trace.labels.mean() - 0.25) < 0.03
+
+
+def _head_pairs(local: np.ndarray, given: HeadGiven, parent, child) -> np.ndarray:
+    """Per planted entry (parent row, child tuple), the share of the samples whose parent holds
+    that row and whose child holds one of its head tuples that hold the entry's tuple."""
+    p_rows, c_rows = _tuple_rows(local, parent), _tuple_rows(local, child)
+    both = (p_rows >= 0) & (c_rows >= 0)
+    shares = []
+    for row, tuple_ in zip(given.parent, given.tuples, strict=True):
+        at = both & (p_rows == row)
+        shares.append((at & (c_rows == tuple_)).sum() / max(1, at.sum()))
+    return np.array(shares)
+
+
+def _tuple_rows(local: np.ndarray, block) -> np.ndarray:
+    """The head tuple row each sample's block holds (-1: not one of its head tuples)."""
+    fields, ranks = block
+    rows = np.full(len(local), -1)
+    for r, tuple_ in enumerate(ranks):
+        rows[(local[:, fields] == tuple_).all(axis=1)] = r
+    return rows
+
+
+def test_head_tuples_go_with_their_parents_as_planted() -> None:
+    """Where a parent block draws a head tuple, its child draws from that tuple's planted law:
+    each planted entry's share within 0.06 of its probability (with no law given, the child's
+    own probabilities instead)."""
+    profile = planted_profile(given=True)
+    local = _trace(given=True, samples=40_000).materialize()
+    local = local.ids - local.layout.offsets
+    start = np.cumsum([0] + [len(b.fields) for b in profile.blocks])
+    blocks = [(list(range(start[k], start[k + 1])), b.head_tuples.ranks)
+              for k, b in enumerate(profile.blocks)]  # fmt: skip
+    for child in (1, 3):  # P given U, Y given P
+        given = profile.blocks[child].given
+        shares = _head_pairs(local, given, blocks[given.block], blocks[child])
+        assert np.abs(shares - np.asarray(given.probability)).max() < 0.06, (child, shares)
+    independent = _trace(samples=40_000).materialize()
+    shares = _head_pairs(independent.ids - independent.layout.offsets, profile.blocks[1].given,
+                         blocks[0], blocks[1])  # fmt: skip
+    assert np.abs(shares - np.asarray(profile.blocks[1].given.probability)).max() > 0.3
 
 
 def test_any_length_streams_with_memory_independent_of_length() -> None:

@@ -47,8 +47,8 @@ RETRIES = 8
 
 # Key streams: each decision draws from its own stream (index into Kernels.keys).
 (_ROOT_COIN, _ROOT_DISTANCE, _SLOT, _HEAD_COIN, _HEAD_PICK, _REPEAT_DISTANCE, _FIELD_SLOT,
- _OLD_COIN, _MARGINAL, _OLD_DISTANCE) = range(10)  # fmt: skip
-NEW_STREAMS = 10
+ _OLD_COIN, _MARGINAL, _OLD_DISTANCE, _HEAD_GIVEN) = range(11)  # fmt: skip
+NEW_STREAMS = 11
 #: Root levels the packed coins serve (one hash gives the head coin and two follow coins).
 MAX_ROOTS = 2
 
@@ -256,13 +256,54 @@ def _own_value(t, f, kern):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
-def _head_tuple(t, k, kern):  # pragma: no cover - numba
-    """Row of ``tuple_ranks`` drawn at t for block k, or -1 if the block has no head tuples."""
+def _own_head_tuple(t, k, kern):  # pragma: no cover - numba
+    """Row of ``tuple_ranks`` block k draws at t from its own law; -1 if it has no head tuples."""
     lo, hi = kern.tuple_start[k], kern.tuple_start[k + 1]
     if hi == lo:
         return np.int64(-1)
     r = _hash(_stream(kern, _HEAD_PICK, k), t)
     return _alias(kern.tuple_prob, kern.tuple_alias, lo, hi, _to_unit(r))
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _head_tuple(t, k, kern):  # pragma: no cover - numba
+    """Row of ``tuple_ranks`` drawn at t for block k, or -1 if the block has no head tuples:
+    given its parent's head tuple where the parent draws one by its head coin at t."""
+    p = kern.given_parent[k]
+    if p < 0 or not _head_at(t, p, kern):
+        return _own_head_tuple(t, k, kern)
+    return _given_chain(t, k, kern)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _given_chain(t, k, kern):  # pragma: no cover - numba
+    """Block k's head tuple at t, its parent drawing one: the highest ancestor drawing a head
+    tuple at t draws its own, then each block on the way down draws given the one above."""
+    top = kern.given_parent[k]
+    while kern.given_parent[top] >= 0 and _head_at(t, kern.given_parent[top], kern):
+        top = kern.given_parent[top]
+    h = _own_head_tuple(t, top, kern)
+    node = top
+    while node != k:
+        child = k
+        while kern.given_parent[child] != node:
+            child = kern.given_parent[child]
+        h = _given_draw(t, child, h, kern)
+        node = child
+    return h
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _given_draw(t, k, h, kern):  # pragma: no cover - numba
+    """Block k's head tuple at t given its parent's, row h (its own law if h has no entries)."""
+    if h < 0:
+        return _own_head_tuple(t, k, kern)
+    at = kern.given_base[k] + h - kern.tuple_start[kern.given_parent[k]]
+    lo, hi = kern.given_segment[at], kern.given_segment[at + 1]
+    if hi == lo:
+        return _own_head_tuple(t, k, kern)
+    r = _hash(_stream(kern, _HEAD_GIVEN, k), t)
+    return kern.given_tuple[_alias(kern.given_prob, kern.given_alias, lo, hi, _to_unit(r))]
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -337,11 +378,18 @@ PLAN_ROWS = 16
 _NEVER = np.int64(1) << 62
 
 
+#: A planned block's source when it draws a head tuple by its head coin (-1: none found).
+_HEAD_DRAW = np.int64(-2)
+#: The plan's row of each block's head tuple at the sample being built (-1: none by its coin).
+_HEADS_ROW = PLAN_ROWS
+
+
 def plan_shape(blocks: int, fields: int) -> tuple[int, int]:
     """Scratch the sequential path needs: per planned sample, each block's new tuple (or -1) and
-    source (or -1), then each field's value in a new tuple (a copy from sample s as -2 - s);
-    plus each block's next slot and its sample."""
-    return PLAN_ROWS + 2, 2 * blocks + fields
+    source (or -1, or _HEAD_DRAW), then each field's value in a new tuple (a copy from sample s
+    as -2 - s); the head tuples of the sample being built; each block's next slot and its
+    sample."""
+    return PLAN_ROWS + 3, 2 * blocks + fields
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -421,8 +469,31 @@ def _plan_sample(u, kern, ring, roots, plan, first_block, end_block):  # pragma:
                 source = _repeat_source(u, k, bits, kern, roots)
                 if source >= 0:
                     _prefetch_block(ring, source, k, kern)
+            else:
+                source = _HEAD_DRAW
         plan[row, 2 * k] = j
         plan[row, 2 * k + 1] = source
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _plan_heads(t, row, kern, plan, first_block, end_block):  # pragma: no cover - numba
+    """The head tuple of each block drawing one by its coin at t, parents first, each child
+    given its parent's draw when the parent is made here (else recomputed: another thread
+    makes it): what :func:`_head_tuple` gives, without recomputing a parent's draw."""
+    for q in range(kern.head_order.shape[0]):
+        k = kern.head_order[q]
+        if k < first_block or k >= end_block:
+            continue
+        h = np.int64(-1)
+        if plan[row, 2 * k] < 0 and plan[row, 2 * k + 1] == _HEAD_DRAW:
+            p = kern.given_parent[k]
+            if p < 0:
+                h = _own_head_tuple(t, k, kern)
+            elif first_block <= p < end_block:
+                h = _given_draw(t, k, plan[_HEADS_ROW, p], kern)
+            else:
+                h = _head_tuple(t, k, kern)
+        plan[_HEADS_ROW, k] = h
 
 
 @numba.njit(cache=True, _nrt=False)
@@ -476,6 +547,8 @@ def _fill(
             _plan_sample(t + AHEAD, kern, ring, roots, plan, first_block, end_block)
         row = t & (PLAN_ROWS - 1)
         ring_row = t & mask  # written as the sample is built: every source is an earlier row
+        if kern.head_order.shape[0] > 0:
+            _plan_heads(t, row, kern, plan, first_block, end_block)
         for k in range(first_block, end_block):
             lo, hi = kern.block_start[k], kern.block_start[k + 1]
             if plan[row, 2 * k] >= 0:
@@ -492,7 +565,10 @@ def _fill(
                     _put(out, i, ring, ring_row, f, _copied(t, source, f, ring, kern, scratch),
                          offsets)
                 continue
-            h = _head_tuple(t, k, kern)
+            if source == _HEAD_DRAW and kern.head_order.shape[0] > 0:
+                h = plan[_HEADS_ROW, k]  # made by _plan_heads
+            else:
+                h = _head_tuple(t, k, kern)
             for p in range(lo, hi):
                 f = kern.block_fields[p]
                 value = kern.tuple_ranks[h, kern.position[f]] if h >= 0 else _own_value(t, f, kern)

@@ -18,6 +18,7 @@ import numpy as np
 
 from heraldbench.platform.data._trace import TraceSource
 from heraldbench.platform.data.workload import _structure as st
+from heraldbench.platform.data.workload.given import fit_given
 from heraldbench.platform.data.workload.labels import fit_dense, fit_labels
 from heraldbench.platform.data.workload.refine import refine
 from heraldbench.platform.data.workload.schema import (
@@ -99,7 +100,7 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
         ),  # fmt: skip
         reference_samples=n,
         fields=_fields(data, structure, ranks),
-        blocks=[_block(data, structure, k, ranks) for k in range(len(blocks))],
+        blocks=_blocks(data, structure, ranks),
         roots=_roots(structure),
         dense=fit_dense(data.dense, data.dense_names),
         labels=fit_labels(data.labels, data.dense, data.ids, data.names, blocks),
@@ -162,7 +163,29 @@ def _probabilities(values: np.ndarray) -> list[float]:
     return [significant(float(v)) for v in values / total] if total > 0 else []
 
 
-def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]) -> BlockProfile:
+def _blocks(data: TraceData, s: st.Structure, ranks: list[dict[int, int]]) -> list[BlockProfile]:
+    """Every block, each with its head tuples given its parent block's (:mod:`.given`)."""
+    orders = [_head_order(s, k) for k in range(len(s.blocks))]
+    rows = np.full(s.tuples.shape, -1, np.int64)
+    for k, (tuple_ids, _, _) in enumerate(orders):
+        heads = np.flatnonzero(s.classes[:, k] == st.HEAD)
+        by_id = np.argsort(tuple_ids)  # the row of each tuple id, in ascending id order
+        rows[heads, k] = by_id[np.searchsorted(tuple_ids[by_id], s.tuples[heads, k])]
+    given = fit_given(rows)
+    return [_block(data, s, k, ranks, orders[k]).model_copy(update={"given": given[k]})
+            for k in range(len(s.blocks))]  # fmt: skip
+
+
+def _head_order(s: st.Structure, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Block k's head tuples, most frequent first: tuple ids, a sample of each, counts."""
+    heads = s.classes[:, k] == st.HEAD
+    tuple_ids, first, counts = np.unique(s.tuples[heads, k], return_index=True, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    return tuple_ids[order], np.flatnonzero(heads)[first][order], counts[order]
+
+
+def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]],
+           head_order: tuple[np.ndarray, np.ndarray, np.ndarray]) -> BlockProfile:  # fmt: skip
     n = data.samples
     classes = s.classes[:, k]
     fields = s.blocks[k]
@@ -173,13 +196,10 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
     for level in range(s.root.shape[1]):
         free = (classes == st.REPEAT) & ~s.follows[:, :level, k].any(axis=1) & (s.root[:, level] >= 0)
         follow.append(significant(float(s.follows[free, level, k].mean())) if free.any() else 0.0)
-    heads = classes == st.HEAD
-    tuple_ids, first, counts = np.unique(s.tuples[heads, k], return_index=True, return_counts=True)
-    rows = np.flatnonzero(heads)[first]
-    order = np.argsort(-counts, kind="stable")
+    _, samples, counts = head_order
     head_tuples = HeadTuples(
-        ranks=[[ranks[f][int(data.ids[rows[i], f])] for f in fields] for i in order],
-        probability=_probabilities(counts[order].astype(np.float64)),
+        ranks=[[ranks[f][int(data.ids[t, f])] for f in fields] for t in samples],
+        probability=_probabilities(counts.astype(np.float64)),
     )
     return BlockProfile(
         fields=[data.names[f] for f in fields],

@@ -13,6 +13,9 @@ Modelling assumptions (docs/workloads.md has the measurements behind them):
 * **New tuples.** In a new tuple each field brings a new value (its new values follow a growth
   curve in new tuples of its block), else reuses a head value (a fixed marginal), else reuses a
   cold value an earlier sample had (copied from a log2-binned distance back).
+* **Head tuples go together.** A block may draw its head tuple given the head tuple its parent
+  block draws at the same sample (a forest of blocks, :mod:`.given`): where the parent draws a
+  head tuple by its head coin, the child draws from that tuple's law; elsewhere from its own.
 * **Head draws are not entities.** A repeat or a reused cold value never copies a head draw (it
   looks further back); head tuples and head values are independent of time.
 * **Scale.** ``scale = s`` makes a miniature: sample t stands for sample t / s of the full
@@ -24,6 +27,7 @@ Modelling assumptions (docs/workloads.md has the measurements behind them):
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 from typing import NamedTuple
 
 import numpy as np
@@ -63,6 +67,13 @@ class Kernels(NamedTuple):
     tuple_prob: np.ndarray  # (T,)
     tuple_alias: np.ndarray  # (T,) absolute index
     tuple_ranks: np.ndarray  # (T, max width) head rank of each field of each head tuple
+    given_parent: np.ndarray  # (K,) the block whose head tuple a block's is drawn given; -1
+    given_base: np.ndarray  # (K,) block k's first entry in given_segment
+    given_segment: np.ndarray  # k's law given parent row r: given_segment[base + r : base + r + 2]
+    given_tuple: np.ndarray  # (E,) the head tuple (absolute row) of each entry
+    given_prob: np.ndarray  # (E,)
+    given_alias: np.ndarray  # (E,) absolute index
+    head_order: np.ndarray  # (K,) every block, each after its parent
     head_rows: np.ndarray  # (F,) ranks 0..head_rows-1 are head values
     marginal_start: np.ndarray  # (F + 1,)
     marginal_prob: np.ndarray  # (sum head_rows,) head marginal of values in new tuples
@@ -264,6 +275,7 @@ def compile_profile(profile: WorkloadProfile, *, seed: int, scale: float = 1.0) 
         tuple_prob=tuple_prob,
         tuple_alias=tuple_alias,
         tuple_ranks=tuples,
+        **_given_tables(profile),
         head_rows=np.array([len(f.head) for f in profile.fields], np.int64),
         marginal_start=np.concatenate([[0], np.cumsum([len(m) for m in marginal])]).astype(np.int64),
         marginal_prob=marginal_prob,
@@ -287,3 +299,44 @@ def _head_tuples(profile: WorkloadProfile) -> tuple[np.ndarray, list[np.ndarray]
             rows.append(list(ranks) + [0] * (width - len(ranks)))
         laws.append(np.asarray(block.head_tuples.probability, np.float64))
     return np.asarray(rows, np.int64).reshape(-1, width), laws
+
+
+def _given_tables(profile: WorkloadProfile) -> dict[str, np.ndarray]:
+    """The ``given_*`` arrays of :class:`Kernels`: each child block's law per parent row."""
+    blocks = profile.blocks
+    starts = np.concatenate([[0], np.cumsum([len(b.head_tuples.ranks) for b in blocks])])
+    parent = np.full(len(blocks), -1, np.int64)
+    base = np.zeros(len(blocks), np.int64)
+    segment: list[int] = []
+    tuples: list[int] = []
+    laws: list[np.ndarray] = []
+    for k, block in enumerate(blocks):
+        if block.given is None:
+            continue
+        given = block.given
+        parent[k], base[k] = given.block, len(segment)
+        rows = np.asarray(given.parent, np.int64)
+        cuts = np.searchsorted(rows, np.arange(len(blocks[given.block].head_tuples.ranks) + 1))
+        segment.extend((len(tuples) + cuts).tolist())
+        tuples.extend((starts[k] + np.asarray(given.tuples, np.int64)).tolist())
+        probability = np.asarray(given.probability, np.float64)
+        laws.extend(probability[a:b] for a, b in pairwise(cuts) if b > a)
+    prob, alias = _aliases(laws)
+    # No links, no order: the generator then skips the pass that draws parents first.
+    order = _parents_first(parent) if (parent >= 0).any() else np.zeros(0, np.int64)
+    return {
+        "given_parent": parent, "given_base": base, "head_order": order,
+        "given_segment": np.asarray(segment or [0], np.int64),
+        "given_tuple": np.asarray(tuples, np.int64), "given_prob": prob, "given_alias": alias,
+    }  # fmt: skip
+
+
+def _parents_first(parent: np.ndarray) -> np.ndarray:
+    """The blocks ordered so that each comes after its parent (the forest is acyclic)."""
+    depth = np.zeros(len(parent), np.int64)
+    for k in range(len(parent)):
+        p = parent[k]
+        while p >= 0:
+            depth[k] += 1
+            p = parent[p]
+    return np.argsort(depth, kind="stable").astype(np.int64)

@@ -5,6 +5,7 @@ probabilities and how new values appear; per block (fields whose values recur to
 tuples appear, how often the block repeats an earlier sample's tuple and from how far back, and
 its frequent tuples as tuples of head *ranks*; the root sources several blocks share; the dense
 features and the label model; where it came from (provenance) and how well it fits (fit).
+Version 2 added ``blocks.*.given`` (head tuples drawn given another block's head tuple).
 
 Growth curves are cumulative counts at positions 1, 2, 4, ... 2**i; distance laws are
 probabilities of the log2 bins [1, 2), [2, 4), ... of a distance in samples.
@@ -36,6 +37,7 @@ __all__ = [
     "BlockProfile",
     "DenseFeature",
     "FieldProfile",
+    "HeadGiven",
     "HeadTuples",
     "LabelModel",
     "Provenance",
@@ -48,7 +50,7 @@ __all__ = [
 
 FORMAT = "heraldbench-workload-profile"
 #: Version this code writes; it reads every version up to this one.
-VERSION = 1
+VERSION = 2
 #: Distances up to 2**40 samples; growth curves up to position 2**47.
 MAX_BINS = 41
 MAX_KNOTS = 48
@@ -151,6 +153,43 @@ class HeadTuples(_Strict):
         return self
 
 
+class HeadGiven(_Strict):
+    """Which head tuple a block draws given the head tuple another block (its parent) draws at
+    the same sample: an ad's site and app go with the ad. Entries are (parent's head tuple,
+    this block's head tuple, probability), as rows of the two blocks' ``head_tuples``; where
+    the parent draws a head tuple listed here, this block draws from that tuple's entries
+    (their probabilities sum to 1), elsewhere from its own ``head_tuples.probability``.
+
+    Attributes:
+        block: the parent block's index in ``blocks``.
+        parent, tuples, probability: the entries, ``parent`` ascending.
+    """
+
+    block: int = Field(ge=0)
+    parent: list[Annotated[int, Field(ge=0)]]
+    tuples: list[Annotated[int, Field(ge=0)]]
+    probability: list[Annotated[float, Field(gt=0.0, le=1.0)]]
+
+    @model_validator(mode="after")
+    def _aligned(self) -> HeadGiven:
+        if not len(self.parent) == len(self.tuples) == len(self.probability):
+            raise ValueError(
+                f"{len(self.parent)} parent rows, {len(self.tuples)} tuples and "
+                f"{len(self.probability)} probabilities: one of each per entry"
+            )
+        if any(b < a for a, b in zip(self.parent, self.parent[1:], strict=False)):
+            raise ValueError("parent rows must be in ascending order")
+        totals: dict[int, float] = {}
+        for row, p in zip(self.parent, self.probability, strict=True):
+            totals[row] = totals.get(row, 0.0) + p
+        for row, total in totals.items():
+            if abs(total - 1.0) > _PMF_TOLERANCE:
+                raise ValueError(
+                    f"the probabilities given parent row {row} sum to {total:.6g}, not 1"
+                )
+        return self
+
+
 class BlockProfile(_Strict):
     """Fields whose values recur together (an ad, a user, a publisher and their attributes).
 
@@ -161,6 +200,7 @@ class BlockProfile(_Strict):
             an earlier sample's tuple.
         repeat_distance: how far back a repeat's own source lies (log2 bins of samples).
         follow: per root level, the probability that a repeat takes that root's source.
+        given: the head tuples drawn given the parent block's (none: drawn on their own).
     """
 
     fields: list[str] = Field(min_length=1)
@@ -169,6 +209,7 @@ class BlockProfile(_Strict):
     repeat_distance: Pmf
     follow: list[Probability] = []
     head_tuples: HeadTuples = HeadTuples()
+    given: HeadGiven | None = None
 
     @field_validator("new_tuples")
     @classmethod
@@ -246,6 +287,7 @@ class WorkloadProfile(_Strict):
         heads = {f.name: len(f.head) for f in self.fields}
         for b, block in enumerate(self.blocks):
             _check_block(b, block, heads, len(self.roots))
+        _check_given(self.blocks)
         if len(self.labels.dense_weights) not in (0, len(self.dense)):
             raise ValueError(
                 f"labels.dense_weights has {len(self.labels.dense_weights)} weights for "
@@ -274,6 +316,32 @@ def _check_block(b: int, block: BlockProfile, heads: dict[str, int], roots: int)
                     f"{where}.head_tuples.ranks.{i}: rank {rank} of {name} is not one of its "
                     f"{heads[name]} head values"
                 )
+
+
+def _check_given(blocks: list[BlockProfile]) -> None:
+    """Each ``given`` names another block, rows of both blocks' head tuples, and no cycle."""
+    for b, block in enumerate(blocks):
+        given = block.given
+        if given is None:
+            continue
+        where = f"blocks.{b}.given"
+        if given.block >= len(blocks) or given.block == b:
+            raise ValueError(f"{where}.block: {given.block} is not another of the {len(blocks)} "
+                             "blocks")  # fmt: skip
+        parents, own = len(blocks[given.block].head_tuples.ranks), len(block.head_tuples.ranks)
+        if given.parent and max(given.parent) >= parents:
+            raise ValueError(f"{where}.parent: row {max(given.parent)} of a parent with {parents} "
+                             "head tuples")  # fmt: skip
+        if given.tuples and max(given.tuples) >= own:
+            raise ValueError(f"{where}.tuples: row {max(given.tuples)} of a block with {own} head "
+                             "tuples")  # fmt: skip
+        seen, k = {b}, given.block
+        while blocks[k].given is not None:
+            if k in seen:
+                raise ValueError(f"{where}: the blocks' given parents form a cycle through "
+                                 f"block {k}")  # fmt: skip
+            seen.add(k)
+            k = blocks[k].given.block
 
 
 def load_profile(path: str | Path) -> WorkloadProfile:
