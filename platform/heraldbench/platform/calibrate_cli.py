@@ -190,13 +190,15 @@ def _fit_table(profile) -> Table:
 def _blocks_table(profile) -> Table:
     classes = profile.fit["block_classes"]
     table = Table(title="blocks (fields that recur together): share of samples, real / synthetic")
-    for column in ("fields", "new tuple", "repeat", "head tuple", "follows roots"):
-        table.add_column(column, justify="left" if column == "fields" else "right")
+    for column in ("fields", "new tuple", "repeat", "head tuple", "follows roots", "head given"):
+        table.add_column(column, justify="right" if column in ("new tuple", "repeat", "head tuple")
+                         else "left")  # fmt: skip
     for k, block in enumerate(profile.blocks):
         share = {name: f"{classes['real'][name][k]:.3f} / {classes['synthetic'][name][k]:.3f}"
                  for name in ("new", "repeat", "head")}  # fmt: skip
+        parent = " ".join(profile.blocks[block.given.block].fields) if block.given else "-"
         table.add_row(" ".join(block.fields), share["new"], share["repeat"], share["head"],
-                      ", ".join(f"{f:.2f}" for f in block.follow) or "-")  # fmt: skip
+                      ", ".join(f"{f:.2f}" for f in block.follow) or "-", parent)  # fmt: skip
     return table
 
 

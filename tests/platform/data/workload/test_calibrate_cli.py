@@ -84,6 +84,7 @@ def test_terminal_output_is_a_table(raw_file, tmp_path: Path) -> None:
                 str(tmp_path / "t.yaml"), "--max-samples", "1500")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "fitted on 1,500 samples" in done.stdout and "blocks" in done.stdout
+    assert "head given" in done.stdout  # each block's link, or "-"
     assert load_profile(tmp_path / "t.yaml").provenance.samples_read == 1500
 
 

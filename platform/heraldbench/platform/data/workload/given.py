@@ -1,17 +1,15 @@
 """Head tuples that go together: which head tuple a block draws given another block's.
 
 Real logs combine their frequent tuples: a frequent ad comes with its site and app, not with any
-frequent site (Avazu's rows: 26% of the ids would change if each block drew its head tuples on
-its own; docs/workloads.md measures what that costs Herald's partition). The fit links blocks
-into a forest, Chow–Liu style: the pairs of blocks whose head tuples say the most about one
-another (mutual information, weighted by the share of samples where both draw head tuples) are
+frequent site. The fit links blocks into a forest, Chow–Liu style: the pairs of blocks whose head
+tuples say the most about one another (mutual information where both draw head tuples, weighted
+by the share of samples where they do, and kept only where a G-test rejects independence) are
 joined by a maximum spanning forest, each tree hung from the block with the most information in
-all; each child block keeps its head tuples' law given its parent's head tuple, counted where
-both draw head tuples.
+all; each child block keeps its head tuples' law given each of its parent's head tuples.
 
-Modelling assumption: a tree of pairwise laws is enough. Measured on Avazu and Criteo against
-the full joint law of head tuples (each sample's from a real sample), the tree gets most of
-what the joint law gets for Herald's partition (docs/workloads.md).
+Modelling assumption: a forest of pairwise laws is enough. On Avazu's rows it takes the round
+trip within every target, as each sample's head tuples taken from a real sample (the full joint
+law) does; on Criteo's lines neither model closes Herald's gap (docs/workloads.md).
 """
 
 from __future__ import annotations

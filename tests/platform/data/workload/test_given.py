@@ -1,0 +1,62 @@
+"""Links between blocks' head tuples (``given``), fitted from each block's head tuple per sample."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from heraldbench.platform.data.workload.given import fit_given, head_forest
+
+N = 20_000
+
+
+def _rows(rng, dependent: bool) -> np.ndarray:
+    """Three blocks' head tuple rows (-1: no head tuple): block 1 follows block 0 when
+    ``dependent``; block 2 is on its own."""
+    a = rng.choice(4, N, p=[0.4, 0.3, 0.2, 0.1])
+    b = rng.integers(0, 4, N)
+    if dependent:
+        b = np.where(rng.random(N) < 0.9, a, b)
+    c = rng.integers(0, 5, N)
+    rows = np.stack([a, b, c], axis=1)
+    rows[rng.random((N, 3)) < 0.3] = -1  # each block draws no head tuple at 30% of samples
+    return rows
+
+
+def test_blocks_are_linked_where_their_head_tuples_depend_and_only_there() -> None:
+    rng = np.random.default_rng(0)
+    parents = head_forest(_rows(rng, dependent=True))
+    assert parents[:2] in ([-1, 0], [1, -1])  # linked, either way round
+    assert parents[2] == -1
+    assert head_forest(_rows(rng, dependent=False)) == [-1, -1, -1]
+
+
+def test_a_childs_law_follows_its_parents_tuple() -> None:
+    rows = _rows(np.random.default_rng(1), dependent=True)
+    given = fit_given(rows)
+    child = 1 if given[1] is not None else 0
+    law = given[child]
+    for row in range(4):
+        own = [p for r, t, p in zip(law.parent, law.tuples, law.probability, strict=True)
+               if r == row and t == row]  # fmt: skip
+        assert own and abs(own[0] - (0.9 + 0.1 / 4)) < 0.03, (row, own)
+
+
+def test_the_childs_own_law_is_kept_when_its_parent_draws_as_it_does_overall() -> None:
+    """Where the child draws head tuples, its parent's tuples come in other shares than overall
+    (here the parent's rare tuple goes with the child's heads). The generator draws the parent
+    by its overall law: the fitted conditional laws are balanced so that the child's tuples
+    still come in the shares they have where both draw head tuples."""
+    rng = np.random.default_rng(2)
+    parent = rng.choice(3, N, p=[0.6, 0.3, 0.1])
+    child = np.where(rng.random(N) < 0.8, parent, rng.integers(0, 3, N))
+    rows = np.stack([parent, child], axis=1)
+    rows[(parent != 2) & (rng.random(N) < 0.7), 1] = -1  # the child's heads mostly with parent 2
+    law = fit_given(rows)[1]
+    assert law is not None and law.block == 0
+    overall = np.bincount(parent, minlength=3) / N
+    drawn = np.zeros(3)
+    for r, t, p in zip(law.parent, law.tuples, law.probability, strict=True):
+        drawn[t] += overall[r] * p
+    both = rows[:, 1] >= 0
+    wanted = np.bincount(child[both], minlength=3) / both.sum()
+    assert np.abs(drawn - wanted).max() < 0.01, (drawn, wanted)
