@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.data._trace import TraceSource
+from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
 from heraldbench.platform.data.workload.trace import ProfileTrace
-from heraldbench.platform.data.workload.schema import WorkloadProfile
 
 __all__ = [
     "DEFAULT_SHAPES",

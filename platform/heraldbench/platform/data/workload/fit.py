@@ -10,7 +10,6 @@ comparing.
 from __future__ import annotations
 
 import datetime as _dt
-import math
 from collections.abc import Callable
 from importlib.metadata import PackageNotFoundError, version
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload._kernels import fill_ids
+from heraldbench.platform.data.workload._stream import fill_ids
 from heraldbench.platform.data.workload.model import compile_profile
-from heraldbench.platform.data.workload.trace import _ring, _scratch
 from heraldbench.platform.data.workload.schema import MAX_BINS, WorkloadProfile, significant
 from heraldbench.platform.data.workload.stats import describe_ids, miss_ratio_curve
+from heraldbench.platform.data.workload.trace import _ring, _scratch
 
 __all__ = ["fit_figures", "generate_ids", "refine"]
 

@@ -26,7 +26,7 @@ from heraldbench.platform.data._trace import (
     TableLayout,
     TraceSource,
 )
-from heraldbench.platform.data.workload import _kernels
+from heraldbench.platform.data.workload import _kernels, _stream
 from heraldbench.platform.data.workload.labels import DenseLabelModel, fill_dense_labels
 from heraldbench.platform.data.workload.model import FAR_BIN, Kernels, compile_profile, table_sizes
 from heraldbench.platform.data.workload.schema import WorkloadProfile, load_profile
@@ -189,7 +189,7 @@ class ProfileTrace(TraceSource):
         ring, scratch = _ring(self.layout.num_tables), _scratch(kernels)
         for start in range(0, self.num_samples, BLOCK_SAMPLES):
             ids = np.empty((self._block_samples(start), self.layout.num_tables), ROW_ID_DTYPE)
-            _kernels.fill_ids(start, ids, ring, kernels, *scratch, offsets)
+            _stream.fill_ids(start, ids, ring, kernels, *scratch, offsets)
             yield start, ids
 
     def _id_arrays_on_threads(
@@ -278,7 +278,7 @@ class _GroupMaker:
         self.ring, self.scratch = _ring(width), _scratch(kernels)
 
     def make(self, start: int, ids: np.ndarray) -> None:
-        _kernels.fill_block_ids(start, ids, self.ring, self.kernels, *self.scratch,
+        _stream.fill_block_ids(start, ids, self.ring, self.kernels, *self.scratch,
                                 self.offsets, *self.group)  # fmt: skip
 
 
@@ -299,6 +299,6 @@ def _scratch(kernels: Kernels) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The scratch arrays the sequential kernel needs (kernels allocate nothing themselves)."""
     levels = kernels.root_rate.shape[0]
     blocks = kernels.block_start.shape[0] - 1
-    plan = np.empty(_kernels.plan_shape(blocks, len(kernels.block_of)), np.int64)
+    plan = np.empty(_stream.plan_shape(blocks, len(kernels.block_of)), np.int64)
     return np.empty(levels, np.int64), np.empty(levels, np.int64), plan
 
