@@ -203,6 +203,7 @@ def _fill(
 ):  # pragma: no cover - numba
     mask = ring.shape[0] - 1
     blocks = kern.block_start.shape[0] - 1
+    linked = kern.head_order.shape[0] > 0  # some block's head tuples are given another's
     _start_slots(start, kern, plan)
     for u in range(start, min(start + AHEAD, start + out.shape[0])):
         _plan_sample(u, kern, ring, roots, plan, first_block, end_block)
@@ -212,7 +213,7 @@ def _fill(
             _plan_sample(t + AHEAD, kern, ring, roots, plan, first_block, end_block)
         row = t & (PLAN_ROWS - 1)
         ring_row = t & mask  # written as the sample is built: every source is an earlier row
-        if kern.head_order.shape[0] > 0:
+        if linked:
             _plan_heads(t, row, kern, plan, first_block, end_block)
         for k in range(first_block, end_block):
             lo, hi = kern.block_start[k], kern.block_start[k + 1]
@@ -230,7 +231,9 @@ def _fill(
                     _put(out, i, ring, ring_row, f, _copied(t, source, f, ring, kern, scratch),
                          offsets)
                 continue
-            if source == _HEAD_DRAW and kern.head_order.shape[0] > 0:
+            if not linked:
+                h = _own_head_tuple(t, k, kern)
+            elif source == _HEAD_DRAW:
                 h = plan[_HEADS_ROW, k]  # made by _plan_heads
             else:
                 h = _head_tuple(t, k, kern)

@@ -73,7 +73,7 @@ class Kernels(NamedTuple):
     given_tuple: np.ndarray  # (E,) the head tuple (absolute row) of each entry
     given_prob: np.ndarray  # (E,)
     given_alias: np.ndarray  # (E,) absolute index
-    head_order: np.ndarray  # (K,) every block, each after its parent
+    head_order: np.ndarray  # (K,) every block, each after its parent; empty without links
     head_rows: np.ndarray  # (F,) ranks 0..head_rows-1 are head values
     marginal_start: np.ndarray  # (F + 1,)
     marginal_prob: np.ndarray  # (sum head_rows,) head marginal of values in new tuples
