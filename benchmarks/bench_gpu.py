@@ -65,9 +65,8 @@ def _summary(rounds: list[dict[str, dict[str, dict]]]) -> dict[str, dict[str, di
                 "min": round(min(figures)), "max": round(max(figures)),
                 "auc": last["auc"], "device": last["device"], "backend": last["backend"],
             }  # fmt: skip
-        for label in rounds[-1][backend]:
-            counts = {repr(r[b][label]["counts"]) for r in rounds for b in BACKENDS}
-            summary[label]["counts_equal"] = len(counts) == 1
+    for label, row in summary.items():
+        row["counts_equal"] = len({repr(r[b][label]["counts"]) for r in rounds for b in BACKENDS}) == 1
     return summary
 
 

@@ -191,8 +191,7 @@ def _blocks_table(profile) -> Table:
     classes = profile.fit["block_classes"]
     table = Table(title="blocks (fields that recur together): share of samples, real / synthetic")
     for column in ("fields", "new tuple", "repeat", "head tuple", "follows roots", "head given"):
-        table.add_column(column, justify="right" if column in ("new tuple", "repeat", "head tuple")
-                         else "left")  # fmt: skip
+        table.add_column(column, justify="left" if column in ("fields", "head given") else "right")
     for k, block in enumerate(profile.blocks):
         share = {name: f"{classes['real'][name][k]:.3f} / {classes['synthetic'][name][k]:.3f}"
                  for name in ("new", "repeat", "head")}  # fmt: skip

@@ -22,9 +22,10 @@ HEAD_SHARE = {"U1 U2 U3": 0.15, "P1 P2": 0.20, "X": 1.0, "Y": 0.30}
 #: Planted head tuples that go together (``planted_profile(given=True)``): P's given U's, and Y's
 #: given P's (a chain); parent rows not listed draw on their own.
 GIVEN = {
-    "P1 P2": HeadGiven(block=0, parent=[0, 0, 1, 2, 2], tuples=[0, 3, 1, 2, 3],
+    "P1 P2": HeadGiven(block=0, parent_tuples=[0, 0, 1, 2, 2], tuples=[0, 3, 1, 2, 3],
                        probability=[0.9, 0.1, 1.0, 0.7, 0.3]),
-    "Y": HeadGiven(block=1, parent=[0, 1, 1], tuples=[0, 1, 4], probability=[1.0, 0.5, 0.5]),
+    "Y": HeadGiven(block=1, parent_tuples=[0, 1, 1], tuples=[0, 1, 4],
+                    probability=[1.0, 0.5, 0.5]),
 }  # fmt: skip
 
 

@@ -109,7 +109,6 @@ def test_head_tuples_that_go_together_are_linked_and_only_those() -> None:
     """Planted: P's head tuples drawn given U's, Y's given P's. The fit links exactly those
     blocks (either way round: a forest has no direction of its own) and nothing where no law
     was planted; the trace of the fitted profile keeps the planted dependence."""
-    fields = {frozenset(b) for b in (("U1", "U2", "U3"), ("P1", "P2"), ("Y",))}
     for given, links in ((True, {frozenset({"U1 U2 U3", "P1 P2"}), frozenset({"P1 P2", "Y"})}),
                          (False, set())):  # fmt: skip
         trace = ProfileTrace(planted_profile(given=given), samples=SAMPLES, seed=11).materialize()
@@ -119,7 +118,6 @@ def test_head_tuples_that_go_together_are_linked_and_only_those() -> None:
         found = {frozenset({names[k], names[b.given.block]})
                  for k, b in enumerate(fitted.blocks) if b.given is not None}  # fmt: skip
         assert found == links, (given, found)
-        assert all(frozenset(n.split()) in fields or n == "X" for link in found for n in link)
         if given:
             generated = ProfileTrace(fitted, samples=SAMPLES, seed=2).materialize()
             assert _dependence(generated) == pytest.approx(_dependence(trace), abs=0.1)

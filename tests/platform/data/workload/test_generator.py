@@ -134,7 +134,7 @@ def _head_pairs(local: np.ndarray, given: HeadGiven, parent, child) -> np.ndarra
     p_rows, c_rows = _tuple_rows(local, parent), _tuple_rows(local, child)
     both = (p_rows >= 0) & (c_rows >= 0)
     shares = []
-    for row, tuple_ in zip(given.parent, given.tuples, strict=True):
+    for row, tuple_ in zip(given.parent_tuples, given.tuples, strict=True):
         at = both & (p_rows == row)
         shares.append((at & (c_rows == tuple_)).sum() / max(1, at.sum()))
     return np.array(shares)

@@ -32,16 +32,15 @@ def test_blocks_are_linked_where_their_head_tuples_depend_and_only_there() -> No
 
 def test_a_childs_law_follows_its_parents_tuple() -> None:
     rows = _rows(np.random.default_rng(1), dependent=True)
-    given = fit_given(rows)
-    child = 1 if given[1] is not None else 0
-    law = given[child]
+    law = fit_given(rows)[1]  # block 0 is the root: ties go to the lower index
+    assert law is not None and law.block == 0
     for row in range(4):
-        own = [p for r, t, p in zip(law.parent, law.tuples, law.probability, strict=True)
-               if r == row and t == row]  # fmt: skip
-        assert own and abs(own[0] - (0.9 + 0.1 / 4)) < 0.03, (row, own)
+        same = [p for r, t, p in zip(law.parent_tuples, law.tuples, law.probability, strict=True)
+                if r == row and t == row]  # fmt: skip
+        assert same and abs(same[0] - (0.9 + 0.1 / 4)) < 0.03, (row, same)
 
 
-def test_the_childs_own_law_is_kept_when_its_parent_draws_as_it_does_overall() -> None:
+def test_the_childs_shares_are_kept_when_its_parent_draws_as_it_does_overall() -> None:
     """Where the child draws head tuples, its parent's tuples come in other shares than overall
     (here the parent's rare tuple goes with the child's heads). The generator draws the parent
     by its overall law: the fitted conditional laws are balanced so that the child's tuples
@@ -55,7 +54,7 @@ def test_the_childs_own_law_is_kept_when_its_parent_draws_as_it_does_overall() -
     assert law is not None and law.block == 0
     overall = np.bincount(parent, minlength=3) / N
     drawn = np.zeros(3)
-    for r, t, p in zip(law.parent, law.tuples, law.probability, strict=True):
+    for r, t, p in zip(law.parent_tuples, law.tuples, law.probability, strict=True):
         drawn[t] += overall[r] * p
     both = rows[:, 1] >= 0
     wanted = np.bincount(child[both], minlength=3) / both.sum()

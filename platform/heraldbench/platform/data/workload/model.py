@@ -315,7 +315,7 @@ def _given_tables(profile: WorkloadProfile) -> dict[str, np.ndarray]:
             continue
         given = block.given
         parent[k], base[k] = given.block, len(segment)
-        rows = np.asarray(given.parent, np.int64)
+        rows = np.asarray(given.parent_tuples, np.int64)
         cuts = np.searchsorted(rows, np.arange(len(blocks[given.block].head_tuples.ranks) + 1))
         segment.extend((len(tuples) + cuts).tolist())
         tuples.extend((starts[k] + np.asarray(given.tuples, np.int64)).tolist())

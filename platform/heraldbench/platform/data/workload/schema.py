@@ -157,35 +157,40 @@ class HeadGiven(_Strict):
     """Which head tuple a block draws given the head tuple another block (its parent) draws at
     the same sample: an ad's site and app go with the ad. Entries are (parent's head tuple,
     this block's head tuple, probability), as rows of the two blocks' ``head_tuples``; where
-    the parent draws a head tuple listed here, this block draws from that tuple's entries
-    (their probabilities sum to 1), elsewhere from its own ``head_tuples.probability``.
+    the parent draws a head tuple listed here by its head coin, this block draws from that
+    tuple's entries (their probabilities sum to 1), elsewhere from its own
+    ``head_tuples.probability``.
 
     Attributes:
         block: the parent block's index in ``blocks``.
-        parent, tuples, probability: the entries, ``parent`` ascending.
+        parent_tuples, tuples, probability: the entries, ``parent_tuples`` ascending.
     """
 
     block: int = Field(ge=0)
-    parent: list[Annotated[int, Field(ge=0)]]
+    parent_tuples: list[Annotated[int, Field(ge=0)]]
     tuples: list[Annotated[int, Field(ge=0)]]
     probability: list[Annotated[float, Field(gt=0.0, le=1.0)]]
 
     @model_validator(mode="after")
     def _aligned(self) -> HeadGiven:
-        if not len(self.parent) == len(self.tuples) == len(self.probability):
+        if not len(self.parent_tuples) == len(self.tuples) == len(self.probability):
             raise ValueError(
-                f"{len(self.parent)} parent rows, {len(self.tuples)} tuples and "
+                f"{len(self.parent_tuples)} parent tuples, {len(self.tuples)} tuples and "
                 f"{len(self.probability)} probabilities: one of each per entry"
             )
-        if any(b < a for a, b in zip(self.parent, self.parent[1:], strict=False)):
-            raise ValueError("parent rows must be in ascending order")
+        for i in range(1, len(self.parent_tuples)):
+            if self.parent_tuples[i] < self.parent_tuples[i - 1]:
+                raise ValueError(
+                    f"parent_tuples must be in ascending order, but entry {i} is "
+                    f"{self.parent_tuples[i]} after {self.parent_tuples[i - 1]}"
+                )
         totals: dict[int, float] = {}
-        for row, p in zip(self.parent, self.probability, strict=True):
+        for row, p in zip(self.parent_tuples, self.probability, strict=True):
             totals[row] = totals.get(row, 0.0) + p
         for row, total in totals.items():
             if abs(total - 1.0) > _PMF_TOLERANCE:
                 raise ValueError(
-                    f"the probabilities given parent row {row} sum to {total:.6g}, not 1"
+                    f"the probabilities given parent tuple {row} sum to {total:.6g}, not 1"
                 )
         return self
 
@@ -319,7 +324,7 @@ def _check_block(b: int, block: BlockProfile, heads: dict[str, int], roots: int)
 
 
 def _check_given(blocks: list[BlockProfile]) -> None:
-    """Each ``given`` names another block, rows of both blocks' head tuples, and no cycle."""
+    """Each ``given`` names another block and rows of both blocks' head tuples; no cycle."""
     for b, block in enumerate(blocks):
         given = block.given
         if given is None:
@@ -329,19 +334,20 @@ def _check_given(blocks: list[BlockProfile]) -> None:
             raise ValueError(f"{where}.block: {given.block} is not another of the {len(blocks)} "
                              "blocks")  # fmt: skip
         parents, own = len(blocks[given.block].head_tuples.ranks), len(block.head_tuples.ranks)
-        if given.parent and max(given.parent) >= parents:
-            raise ValueError(f"{where}.parent: row {max(given.parent)} of a parent with {parents} "
-                             "head tuples")  # fmt: skip
+        if given.parent_tuples and max(given.parent_tuples) >= parents:
+            raise ValueError(f"{where}.parent_tuples: row {max(given.parent_tuples)} of a parent "
+                             f"with {parents} head tuples")  # fmt: skip
         if given.tuples and max(given.tuples) >= own:
             raise ValueError(f"{where}.tuples: row {max(given.tuples)} of a block with {own} head "
                              "tuples")  # fmt: skip
-        seen, k = {b}, given.block
+    for b in range(len(blocks)):  # every parent index is valid now: walk up from each block
+        seen, k = [b], b
         while blocks[k].given is not None:
-            if k in seen:
-                raise ValueError(f"{where}: the blocks' given parents form a cycle through "
-                                 f"block {k}")  # fmt: skip
-            seen.add(k)
             k = blocks[k].given.block
+            if k in seen:
+                cycle = " -> ".join(str(x) for x in [*seen[seen.index(k):], k])
+                raise ValueError(f"blocks.{b}.given: the blocks' parents form a cycle ({cycle})")
+            seen.append(k)
 
 
 def load_profile(path: str | Path) -> WorkloadProfile:
