@@ -171,13 +171,13 @@ def _put(out, i, ring, ring_row, f, value, offsets):  # pragma: no cover - numba
 @numba.njit(cache=True, nogil=True, _nrt=False)
 def fill_ids(start, out, ring, kern, roots, scratch, plan, offsets):  # pragma: no cover - numba
     """Samples [start, start + len(out)) into ``out``, in order: the same ids as
-    :func:`._kernels.value_at` plus each field's ``offsets`` (zeros: table-local ids; a layout's offsets:
-    global ones), faster.
+    :func:`._kernels.value_at` plus each field's ``offsets`` (zeros: table-local ids; a
+    layout's offsets: global ones), faster.
 
     ``ring`` (a power of two rows of at least F int32) must hold the samples just before
-    ``start``, as left by the previous call; a copy from further back is computed
-    with :func:`._kernels.value_at`. ``roots`` and ``scratch`` hold one entry per root level; ``plan`` has
-    :func:`plan_shape`.
+    ``start``, as left by the previous call; a copy from further back is computed with
+    :func:`._kernels.value_at`. ``roots`` and ``scratch`` hold one entry per root level;
+    ``plan`` has :func:`plan_shape`.
     """
     _fill(start, out, ring, kern, roots, scratch, plan, offsets, 0, kern.block_start.shape[0] - 1)
 
