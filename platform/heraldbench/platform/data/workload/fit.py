@@ -164,27 +164,28 @@ def _probabilities(values: np.ndarray) -> list[float]:
 
 def _blocks(data: TraceData, s: st.Structure, ranks: list[dict[int, int]]) -> list[BlockProfile]:
     """Every block, each with its head tuples given its parent block's (:mod:`.given`)."""
-    orders = [_head_order(s, k) for k in range(len(s.blocks))]
-    rows = np.full(s.tuples.shape, -1, np.int64)
-    for k, (tuple_ids, _, _) in enumerate(orders):
-        heads = np.flatnonzero(s.classes[:, k] == st.HEAD)
-        by_id = np.argsort(tuple_ids)  # the row of each tuple id, in ascending id order
-        rows[heads, k] = by_id[np.searchsorted(tuple_ids[by_id], s.tuples[heads, k])]
-    given = fit_given(rows)
-    return [_block(data, s, k, ranks, orders[k]).model_copy(update={"given": given[k]})
-            for k in range(len(s.blocks))]  # fmt: skip
+    heads = [_head_tuples(s, k) for k in range(len(s.blocks))]
+    given = fit_given(np.stack([rows for _, _, rows in heads], axis=1))
+    return [_block(data, s, k, ranks, samples, counts).model_copy(update={"given": given[k]})
+            for k, (samples, counts, _) in enumerate(heads)]  # fmt: skip
 
 
-def _head_order(s: st.Structure, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Block k's head tuples, most frequent first: tuple ids, a sample of each, counts."""
+def _head_tuples(s: st.Structure, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Block k's head tuples, most frequent first: a sample holding each, their counts, and
+    each sample's head tuple as a row of that order (-1: none)."""
     heads = s.classes[:, k] == st.HEAD
-    tuple_ids, first, counts = np.unique(s.tuples[heads, k], return_index=True, return_counts=True)
+    _, first, inverse, counts = np.unique(s.tuples[heads, k], return_index=True,
+                                          return_inverse=True, return_counts=True)  # fmt: skip
     order = np.argsort(-counts, kind="stable")
-    return tuple_ids[order], np.flatnonzero(heads)[first][order], counts[order]
+    row_of = np.empty_like(order)
+    row_of[order] = np.arange(len(order))
+    rows = np.full(len(heads), -1, np.int64)
+    rows[heads] = row_of[inverse.ravel()]
+    return np.flatnonzero(heads)[first][order], counts[order], rows
 
 
 def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]],
-           head_order: tuple[np.ndarray, np.ndarray, np.ndarray]) -> BlockProfile:  # fmt: skip
+           samples: np.ndarray, counts: np.ndarray) -> BlockProfile:  # fmt: skip
     n = data.samples
     classes = s.classes[:, k]
     fields = s.blocks[k]
@@ -195,7 +196,6 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
     for level in range(s.root.shape[1]):
         free = (classes == st.REPEAT) & ~s.follows[:, :level, k].any(axis=1) & (s.root[:, level] >= 0)
         follow.append(significant(float(s.follows[free, level, k].mean())) if free.any() else 0.0)
-    _, samples, counts = head_order
     head_tuples = HeadTuples(
         ranks=[[ranks[f][int(data.ids[t, f])] for f in fields] for t in samples],
         probability=_probabilities(counts.astype(np.float64)),

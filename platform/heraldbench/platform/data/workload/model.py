@@ -238,6 +238,8 @@ def compile_profile(profile: WorkloadProfile, *, seed: int, scale: float = 1.0) 
         [rescale_curve(extend_curve(f.new_values), scale) for f in profile.fields]
     )
     tuples, tuple_laws = _head_tuples(profile)
+    tuple_start = np.concatenate([[0], np.cumsum([len(law) for law in tuple_laws])])
+    tuple_start = tuple_start.astype(np.int64)
     tuple_prob, tuple_alias = _aliases(tuple_laws)
     marginal = [np.asarray(f.head, np.float64) for f in profile.fields]
     marginal_prob, marginal_alias = _aliases(marginal)
@@ -270,12 +272,11 @@ def compile_profile(profile: WorkloadProfile, *, seed: int, scale: float = 1.0) 
         root_prob=roots[1],
         root_alias=roots[2],
         follow=follow,
-        tuple_start=np.concatenate([[0], np.cumsum([len(b.head_tuples.ranks) for b in blocks])])
-        .astype(np.int64),
+        tuple_start=tuple_start,
         tuple_prob=tuple_prob,
         tuple_alias=tuple_alias,
         tuple_ranks=tuples,
-        **_given_tables(profile),
+        **_given_tables(profile, tuple_start),
         head_rows=np.array([len(f.head) for f in profile.fields], np.int64),
         marginal_start=np.concatenate([[0], np.cumsum([len(m) for m in marginal])]).astype(np.int64),
         marginal_prob=marginal_prob,
@@ -301,10 +302,10 @@ def _head_tuples(profile: WorkloadProfile) -> tuple[np.ndarray, list[np.ndarray]
     return np.asarray(rows, np.int64).reshape(-1, width), laws
 
 
-def _given_tables(profile: WorkloadProfile) -> dict[str, np.ndarray]:
-    """The ``given_*`` arrays of :class:`Kernels`: each child block's law per parent row."""
+def _given_tables(profile: WorkloadProfile, tuple_start: np.ndarray) -> dict[str, np.ndarray]:
+    """The ``given_*`` arrays of :class:`Kernels`: each child block's law per parent row
+    (``tuple_start``: each block's first head tuple, as in :class:`Kernels`)."""
     blocks = profile.blocks
-    starts = np.concatenate([[0], np.cumsum([len(b.head_tuples.ranks) for b in blocks])])
     parent = np.full(len(blocks), -1, np.int64)
     base = np.zeros(len(blocks), np.int64)
     segment: list[int] = []
@@ -318,7 +319,7 @@ def _given_tables(profile: WorkloadProfile) -> dict[str, np.ndarray]:
         rows = np.asarray(given.parent_tuples, np.int64)
         cuts = np.searchsorted(rows, np.arange(len(blocks[given.block].head_tuples.ranks) + 1))
         segment.extend((len(tuples) + cuts).tolist())
-        tuples.extend((starts[k] + np.asarray(given.tuples, np.int64)).tolist())
+        tuples.extend((tuple_start[k] + np.asarray(given.tuples, np.int64)).tolist())
         probability = np.asarray(given.probability, np.float64)
         laws.extend(probability[a:b] for a, b in pairwise(cuts) if b > a)
     prob, alias = _aliases(laws)
@@ -326,7 +327,7 @@ def _given_tables(profile: WorkloadProfile) -> dict[str, np.ndarray]:
     order = _parents_first(parent) if (parent >= 0).any() else np.zeros(0, np.int64)
     return {
         "given_parent": parent, "given_base": base, "head_order": order,
-        "given_segment": np.asarray(segment or [0], np.int64),
+        "given_segment": np.asarray(segment, np.int64),
         "given_tuple": np.asarray(tuples, np.int64), "given_prob": prob, "given_alias": alias,
     }  # fmt: skip
 
