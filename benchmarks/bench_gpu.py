@@ -66,7 +66,8 @@ def _summary(rounds: list[dict[str, dict[str, dict]]]) -> dict[str, dict[str, di
                 "auc": last["auc"], "device": last["device"], "backend": last["backend"],
             }  # fmt: skip
     for label, row in summary.items():
-        row["counts_equal"] = len({repr(r[b][label]["counts"]) for r in rounds for b in BACKENDS}) == 1
+        counts = {repr(r[b][label]["counts"]) for r in rounds for b in BACKENDS}
+        row["counts_equal"] = len(counts) == 1
     return summary
 
 

@@ -9,10 +9,10 @@ a field's new values.
 Speed (DESIGN §5: generation runs on the second core and must keep up with the simulator): the
 kernels run without numba's reference counting (``_nrt=False``; they allocate nothing), draw from
 discrete laws with alias tables (one random number, no search), read growth curves through
-precomputed slopes, and decide each sample's sources a few samples before building it, so that
-the rows it copies are fetched meanwhile. Whether a candidate source drew a head tuple is
-recomputed (two hashes), never read from memory: a rejected candidate then costs no trip to
-memory at all.
+precomputed slopes, and (in :mod:`._stream`) decide each sample's sources a few samples before
+building it, so that the rows it copies are fetched meanwhile. Whether a candidate source drew a
+head tuple is recomputed (two hashes), never read from memory: a rejected candidate then costs no
+trip to memory at all.
 
 Compile time (a fresh checkout compiles these once; numba caches them): numba inlines a
 function marked ``inline="always"`` by rebuilding its IR at every call site, nested ones
@@ -31,8 +31,6 @@ import math
 import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import leading_zeros
-
-from heraldbench.platform.data.workload._prefetch import prefetch
 
 __all__ = ["NEW_STREAMS", "fill_positions", "value_at"]
 
@@ -352,19 +350,3 @@ def fill_positions(positions, out, kern, roots):  # pragma: no cover - numba
     for i in range(positions.shape[0]):
         for f in range(out.shape[1]):
             out[i, f] = value_at(positions[i], f, kern, roots)
-
-
-@numba.njit(cache=True, inline="always", _nrt=False)
-def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
-    """Field f of an earlier sample: from the ring if it holds it, else computed."""
-    if t - source < ring.shape[0]:
-        return ring[source & (ring.shape[0] - 1), f]
-    return value_at(source, f, kern, scratch)
-
-
-@numba.njit(cache=True, inline="always", _nrt=False)
-def _prefetch_block(ring, s, k, kern):  # pragma: no cover - numba
-    """Start loading the lines of sample s's ring row that hold block k's fields."""
-    row = s & (ring.shape[0] - 1)
-    for p in range(kern.block_start[k], kern.block_start[k + 1]):
-        prefetch(ring, row, kern.block_fields[p])

@@ -16,7 +16,6 @@ import numpy as np
 from heraldbench.platform.data.workload._kernels import (
     _SLOT,
     _block_bits,
-    _copied,
     _given_draw,
     _head_by,
     _head_tuple,
@@ -24,13 +23,13 @@ from heraldbench.platform.data.workload._kernels import (
     _octave,
     _own_head_tuple,
     _own_value,
-    _prefetch_block,
     _repeat_source,
     _root_sources,
     _search,
     _stream,
     _tau,
     _uniform,
+    value_at,
 )
 from heraldbench.platform.data.workload._prefetch import prefetch
 
@@ -55,6 +54,22 @@ def plan_shape(blocks: int, fields: int) -> tuple[int, int]:
     as -2 - s); the head tuples of the sample being built; each block's next slot and its
     sample."""
     return PLAN_ROWS + 3, 2 * blocks + fields
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _copied(t, source, f, ring, kern, scratch):  # pragma: no cover - numba
+    """Field f of an earlier sample: from the ring if it holds it, else computed."""
+    if t - source < ring.shape[0]:
+        return ring[source & (ring.shape[0] - 1), f]
+    return value_at(source, f, kern, scratch)
+
+
+@numba.njit(cache=True, inline="always", _nrt=False)
+def _prefetch_block(ring, s, k, kern):  # pragma: no cover - numba
+    """Start loading the lines of sample s's ring row that hold block k's fields."""
+    row = s & (ring.shape[0] - 1)
+    for p in range(kern.block_start[k], kern.block_start[k + 1]):
+        prefetch(ring, row, kern.block_fields[p])
 
 
 @numba.njit(cache=True, _nrt=False)
