@@ -29,6 +29,7 @@ from heraldbench.api.models import Dataset, Experiment, Run, Status, Study, utcn
 from heraldbench.api.results import json_safe, relative_figures, short_series
 
 __all__ = [
+    "PROGRESS_SECONDS",
     "TUNE_MODULE",
     "execute_run",
     "open_tracking",
@@ -42,6 +43,8 @@ logger = logging.getLogger("heraldbench.api")
 
 #: The tuning pipeline's module (see routes/studies.py for the interface it must offer).
 TUNE_MODULE = "heraldbench.pipelines.tune"
+#: Seconds between two stores of a running run's progress (each store is a database write).
+PROGRESS_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,11 @@ class _ProgressWriter:
     """
 
     def __init__(
-        self, db: Database, run_id: int, dask_key: str, interval: float = 1.0, check: float = 0.5
+        self, db: Database, run_id: int, dask_key: str, interval: float | None = None,
+        check: float = 0.5,
     ) -> None:
-        self.db, self.run_id, self.dask_key, self.interval = db, run_id, dask_key, interval
+        self.db, self.run_id, self.dask_key = db, run_id, dask_key
+        self.interval = PROGRESS_SECONDS if interval is None else interval
         self.check = check
         self._last = self._checked = time.monotonic()
 
