@@ -144,6 +144,7 @@ def train(
     of the Dask cluster at --scheduler-address, or (under torchrun) this process's rank.
     """
     from heraldbench.platform.dist import torchrun_rank
+    from heraldbench.platform.dist.worker import leave_finished
     from heraldbench.platform.train import train_experiment, training_table  # imports torch
 
     with _user_errors():
@@ -154,7 +155,7 @@ def train(
         ranked = torchrun_rank() if distributed else None
         if ranked is not None and ranked[0] != 0:  # torchrun: rank 0 reports
             _train_other_rank(parsed)
-            return
+            leave_finished(0)
         with _progress(enabled=not as_json) as factory:
             result = train_experiment(parsed, progress=factory,
                                       scheduler_address=scheduler_address)  # fmt: skip
@@ -168,6 +169,8 @@ def train(
 
         written = write_report(document, report_dir)
         (err if as_json else out).print(f"report: {', '.join(str(p) for p in written)}")
+    if ranked is not None:
+        leave_finished(0)
 
 
 def _train_other_rank(parsed) -> None:

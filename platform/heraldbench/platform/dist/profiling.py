@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.dist.worker import write_whole
+from heraldbench.platform.dist.worker import leave_finished, write_whole
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.timeprofile import FORMAT, VERSION, fit_link
 
@@ -199,12 +199,8 @@ def main(folder: str, rank_text: str) -> int:
     result = run_probe_rank(job["options"], rank, job["world"], job["master"], job["threads"])
     if rank == 0:
         write_whole(root / "result.json", json.dumps(result).encode())
-    # The measurement is complete and written: leave without the interpreter's teardown, where
-    # torch's threads (gloo, autograd) occasionally abort the process after a finished run
-    # ("terminate called without an active exception", 1 in 15 runs here).
-    sys.stdout.flush()
-    os._exit(0)
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:3]))
+    leave_finished(main(*sys.argv[1:3]))  # the measurement is complete and written
