@@ -101,16 +101,11 @@ class _ProgressWriter:
     reads the run's status; a run no longer running (cancelled by request) raises
     :class:`RunCancelled` there, so the computation ends and the worker is free for the next
     task. Progress itself is advisory: a failed write is dropped, and the row is only touched
-    while it is still this task's running row (at most every ``interval`` seconds).
+    while it is still this task's running row (at most every :data:`PROGRESS_SECONDS`).
     """
 
-    def __init__(
-        self, db: Database, run_id: int, dask_key: str, interval: float | None = None,
-        check: float = 0.5,
-    ) -> None:
-        self.db, self.run_id, self.dask_key = db, run_id, dask_key
-        self.interval = PROGRESS_SECONDS if interval is None else interval
-        self.check = check
+    def __init__(self, db: Database, run_id: int, dask_key: str, check: float = 0.5) -> None:
+        self.db, self.run_id, self.dask_key, self.check = db, run_id, dask_key, check
         self._last = self._checked = time.monotonic()
 
     def __call__(self, done: int, total: int) -> None:
@@ -118,7 +113,7 @@ class _ProgressWriter:
         if now - self._checked >= self.check:
             self._checked = now
             self._stop_if_cancelled()
-        if total <= 0 or now - self._last < self.interval:
+        if total <= 0 or now - self._last < PROGRESS_SECONDS:
             return
         self._last = now
         try:

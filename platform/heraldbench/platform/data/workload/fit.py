@@ -24,6 +24,7 @@ from heraldbench.platform.data.workload.schema import (
     MAX_BINS,
     BlockProfile,
     FieldProfile,
+    HeadGiven,
     HeadTuples,
     Provenance,
     RootProfile,
@@ -164,28 +165,29 @@ def _probabilities(values: np.ndarray) -> list[float]:
 
 def _blocks(data: TraceData, s: st.Structure, ranks: list[dict[int, int]]) -> list[BlockProfile]:
     """Every block, each with its head tuples given its parent block's (:mod:`.given`)."""
-    heads = [_head_tuples(s, k) for k in range(len(s.blocks))]
-    given = fit_given(np.stack([rows for _, _, rows in heads], axis=1))
-    return [_block(data, s, k, ranks, samples, counts).model_copy(update={"given": given[k]})
-            for k, (samples, counts, _) in enumerate(heads)]  # fmt: skip
+    rows = np.full(s.classes.shape, -1, np.int64)
+    heads = [_head_tuples(s, k, rows[:, k]) for k in range(len(s.blocks))]
+    given = fit_given(rows)
+    return [_block(data, s, k, ranks, samples, counts, given[k])
+            for k, (samples, counts) in enumerate(heads)]  # fmt: skip
 
 
-def _head_tuples(s: st.Structure, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Block k's head tuples, most frequent first: a sample holding each, their counts, and
-    each sample's head tuple as a row of that order (-1: none)."""
+def _head_tuples(s: st.Structure, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Block k's head tuples, most frequent first: a sample holding each, and their counts;
+    each sample's head tuple is written to ``rows`` as a row of that order (-1: none)."""
     heads = s.classes[:, k] == st.HEAD
     _, first, inverse, counts = np.unique(s.tuples[heads, k], return_index=True,
                                           return_inverse=True, return_counts=True)  # fmt: skip
     order = np.argsort(-counts, kind="stable")
     row_of = np.empty_like(order)
     row_of[order] = np.arange(len(order))
-    rows = np.full(len(heads), -1, np.int64)
     rows[heads] = row_of[inverse.ravel()]
-    return np.flatnonzero(heads)[first][order], counts[order], rows
+    return np.flatnonzero(heads)[first][order], counts[order]
 
 
 def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]],
-           samples: np.ndarray, counts: np.ndarray) -> BlockProfile:  # fmt: skip
+           samples: np.ndarray, counts: np.ndarray,
+           given: HeadGiven | None) -> BlockProfile:  # fmt: skip
     n = data.samples
     classes = s.classes[:, k]
     fields = s.blocks[k]
@@ -207,6 +209,7 @@ def _block(data: TraceData, s: st.Structure, k: int, ranks: list[dict[int, int]]
         repeat_distance=_distance_pmf(np.flatnonzero(own) - s.source[own, k], n),
         follow=follow,
         head_tuples=head_tuples,
+        given=given,
     )
 
 
