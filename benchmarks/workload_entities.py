@@ -8,7 +8,10 @@ or more, real and profile side by side (the profile fitted on the real trace, it
 - sharing: the mean, over entities, of how many entities hold the same value of a field (itself
   included; the mean over the block's fields);
 - gap: between the first samples of two entities taking the same value of a field one after
-  the other, the median in samples and the share within 128.
+  the other, the median in samples and the share within 128;
+
+and the samples where several blocks repeat together from one earlier sample (the same user
+seeing the same ad again: the structure reader's roots), in both traces.
 
 This is where the surgery of ``workload_surgery.py`` ("entities' fields recombined") says part
 of Herald's gain on real Criteo lines lies. Run: ``python benchmarks/workload_entities.py
@@ -27,9 +30,17 @@ from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_pr
 from heraldbench.platform.data.workload.trace import ProfileTrace
 
 
-def block_sharing(local: np.ndarray, blocks: list[list[int]]) -> dict[int, tuple]:
+def co_repeats(s: st.Structure) -> tuple[int, float]:
+    """Samples where blocks repeat together from one earlier sample (the structure reader's
+    first root level), and the blocks repeating so at each."""
+    found = s.root[:, 0] >= 0
+    followers = s.follows[found, 0, :].sum(axis=1)
+    return int(found.sum()), float(followers.mean()) if followers.size else 0.0
+
+
+def block_sharing(s: st.Structure, local: np.ndarray) -> dict[int, tuple]:
     """(entities, sharing, median gap, share of gaps within 128) per block of 2+ fields."""
-    s = st.read_structure(local, blocks, HEAD_MIN, ROOT_LEVELS)
+    blocks = s.blocks
     out = {}
     for k, fields in enumerate(blocks):
         if len(fields) < 2:
@@ -59,14 +70,20 @@ def table(kind: str, name: str, trace, seed: int) -> str:
     blocks = [[names.index(field) for field in block.fields] for block in profile.blocks]
     synthetic = ProfileTrace(profile, samples=trace.num_samples, seed=seed).materialize()
     local = (synthetic.ids - synthetic.layout.offsets).astype(np.int64)
-    real, made = block_sharing(data.ids, blocks), block_sharing(local, blocks)
+    structures = [st.read_structure(ids, blocks, HEAD_MIN, ROOT_LEVELS) for ids in (data.ids, local)]
+    real, made = (block_sharing(s, ids) for s, ids in zip(structures, (data.ids, local)))
+    (real_roots, real_followers), (made_roots, made_followers) = map(co_repeats, structures)
     lines = [f"### {name} ({kind}, {trace.num_samples:,} samples, seed {seed})", "",
              "| block | entities | sharing | gap median | gap ≤ 128 |", "|---|---|---|---|---|"]  # fmt: skip
     for k, (r, m) in ((k, (real[k], made[k])) for k in real):
         label = ", ".join(profile.blocks[k].fields)
         lines.append(f"| {label} | {r[0]:,} / {m[0]:,} | {r[1]:.2f} / {m[1]:.2f} | "
                      f"{_cell(r[2], m[2], '.0f')} | {_cell(r[3], m[3], '.2f')} |")  # fmt: skip
-    return "\n".join(lines) + "\n\n(real / profile in each cell)\n"
+    together = (f"Samples whose blocks repeat together from one earlier sample: {real_roots:,} "
+                f"real, {made_roots:,} in the profile's trace ({real_followers:.2f} and "
+                f"{made_followers:.2f} blocks repeating so at each).")  # fmt: skip
+    lines += ["", "(real / profile in each cell)", "", together]
+    return "\n".join(lines) + "\n"
 
 
 def _cell(real: float, made: float, style: str) -> str:
