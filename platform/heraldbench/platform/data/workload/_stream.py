@@ -165,7 +165,7 @@ def _plan_heads(t, row, kern, plan, first_block, end_block):  # pragma: no cover
         if k < first_block or k >= end_block:
             continue
         h = np.int64(-1)
-        if plan[row, 2 * k] < 0 and plan[row, 2 * k + 1] == _HEAD_DRAW:
+        if plan[row, 2 * k + 1] == _HEAD_DRAW:  # set only where the block brings no new tuple
             p = kern.given_parent[k]
             if p < 0:
                 h = _own_head_tuple(t, k, kern)
