@@ -54,6 +54,19 @@ def test_after_one_read_the_trace_comes_from_disk_with_random_access(tmp_path):
     assert streamed.passes == 1
 
 
+def test_consecutive_samples_read_as_they_lie_are_those_of_the_source(tmp_path):
+    source = _trace()
+    spilled = SpilledTrace(StreamedTrace(source), directory=str(tmp_path))
+    spilled.materialize()
+    run = np.arange(300, 2_100)  # crosses spans of 512 samples, starting inside one
+    _same(spilled.samples_at(run), source.samples_at(run))
+    np.testing.assert_array_equal(spilled.ids_at(run), source.ids[run])
+    last = np.arange(4_488, 5_000)  # ends at the trace's last sample
+    np.testing.assert_array_equal(spilled.ids_at(last), source.ids[last])
+    for almost in (np.r_[300:900, 901:1_000], np.r_[300:900, 899:1_000], run[::-1]):
+        _same(spilled.samples_at(almost), source.samples_at(almost))  # not one run: gathered
+
+
 def test_a_read_abandoned_part_way_spills_nothing(tmp_path):
     streamed = StreamedTrace(_trace())
     spilled = SpilledTrace(streamed, directory=str(tmp_path))
