@@ -3,8 +3,10 @@ and then the replay and simulation, on the independent fields and on a workload 
 
 Run: ``python benchmarks/fae_phases.py [--datasets synthetic-criteo criteo-kaggle]
 [--fraction 1.0]``; each dataset in a process of its own (its peak RSS its own), after the
-kernels are loaded. Prints, per dataset, wall and CPU seconds of each phase (the sampled counts
-include spilling a profile's trace, which is made then), the share of hot samples, and peak RSS.
+kernels are loaded. Prints, per dataset, wall and CPU seconds and minor page faults (memory
+touched for the first time: costly on a virtual machine, ``fresh_memory.py``) of each phase (the
+sampled counts include spilling a profile's trace, which is made then), the share of hot samples,
+the epoch's system seconds, and peak RSS.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ def run(dataset: str, fraction: float) -> dict:
 
     def timed(name, fn):
         def wrapper(*args, **kwargs):
-            wall, cpu = time.perf_counter(), time.process_time()
+            start = _clocks()
             result = fn(*args, **kwargs)
-            phases[name] = [time.perf_counter() - wall, time.process_time() - cpu]
+            phases[name] = [now - then for now, then in zip(_clocks(), start)]
             return result
         return wrapper
 
@@ -40,14 +42,21 @@ def run(dataset: str, fraction: float) -> dict:
     _fae.find_hot_samples = timed("hot/cold split", _fae.find_hot_samples)
     trace = bench.open_trace(dataset, int(bench.KAGGLE_SAMPLES * fraction))
     scheduler = create("fae", workers=8, batch_size=256, seed=0)
-    wall, cpu = time.perf_counter(), time.process_time()
+    start, system = _clocks(), resource.getrusage(resource.RUSAGE_SELF).ru_stime
     simulate(trace, scheduler, cache_rows=int(0.1 * trace.layout.total_rows))
-    total = [time.perf_counter() - wall, time.process_time() - cpu]
-    offline = [sum(p[i] for p in phases.values()) for i in (0, 1)]
-    phases["replay and simulation"] = [total[0] - offline[0], total[1] - offline[1]]
-    return {"dataset": dataset, "phases": phases, "total": total,
+    total = [now - then for now, then in zip(_clocks(), start)]
+    system = resource.getrusage(resource.RUSAGE_SELF).ru_stime - system
+    offline = [sum(p[i] for p in phases.values()) for i in range(3)]
+    phases["replay and simulation"] = [total[i] - offline[i] for i in range(3)]
+    return {"dataset": dataset, "phases": phases, "total": total, "system_seconds": system,
             "hot_input_share": scheduler.profile.hot_input_share,
             "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}  # fmt: skip
+
+
+def _clocks() -> list[float]:
+    """Wall seconds, CPU seconds, minor page faults so far."""
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    return [time.perf_counter(), time.process_time(), faults]
 
 
 def main() -> None:
@@ -63,9 +72,11 @@ def main() -> None:
         out = subprocess.run([sys.executable, __file__, "--one", dataset, "--fraction",
                               str(args.fraction)], capture_output=True, text=True, check=True)  # fmt: skip
         row = json.loads(out.stdout.strip().splitlines()[-1])
-        cells = ", ".join(f"{name} {w:.1f} s ({c:.1f} CPU)" for name, (w, c) in row["phases"].items())
-        print(f"{dataset}: {cells}; total {row['total'][0]:.1f} s; hot samples "
-              f"{row['hot_input_share']:.1%}; peak RSS {row['peak_rss_gib']:.2f} GiB", flush=True)
+        cells = ", ".join(f"{name} {w:.1f} s ({c:.1f} CPU, {f / 1e3:,.0f} k faults)"
+                          for name, (w, c, f) in row["phases"].items())  # fmt: skip
+        print(f"{dataset}: {cells}; total {row['total'][0]:.1f} s ({row['system_seconds']:.1f} "
+              f"system); hot samples {row['hot_input_share']:.1%}; peak RSS "
+              f"{row['peak_rss_gib']:.2f} GiB", flush=True)
 
 
 if __name__ == "__main__":
