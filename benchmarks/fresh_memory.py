@@ -7,8 +7,8 @@ size three times, each a new allocation: first, right after freeing the previous
 after ``--pause`` seconds idle. Where the kernel only has to zero each page, the three take about
 as long. On a virtual machine that hands free memory back to its host (virtio-balloon free page
 reporting), the first and the paused fill also wait for the host to back each page, as system
-time: on this project's 2-core VM, 4.0–11.8 s for 4.5 GiB against 0.4–0.6 s reused, in four
-runs on 2026-11-26 (docs/workloads.md#speed).
+time: on this project's 2-core VM, 3.9–11.6 s of system time for 4.5 GiB when new (five fills
+in three runs on 2026-11-26), 0.4 s right after a free (docs/workloads.md#speed).
 """
 
 from __future__ import annotations
