@@ -169,9 +169,11 @@ class SpilledTrace(TraceSource):
         return self._gathered(positions, ids_only=True).ids
 
     def _gathered(self, positions: np.ndarray, ids_only: bool) -> SampleChunk:
-        """The samples at ``positions`` (any order, repeats allowed), read span by span."""
+        """The samples at ``positions`` (any order, repeats allowed), read span by span; a run of
+        consecutive samples in order (FAE's hot/cold split asks for blocks so) is read as it lies,
+        with no sort and no second buffer."""
         positions = self._checked_positions(positions)
-        if _one_run(positions):  # a block in order (FAE's hot/cold split): read as it lies
+        if _one_run(positions):
             return self._read(int(positions[0]), int(positions[-1]) + 1, ids_only)
         out = self._empty(positions.size, ids_only)
         order = np.argsort(positions, kind="stable")
