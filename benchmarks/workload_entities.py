@@ -10,8 +10,12 @@ or more, real and profile side by side (the profile fitted on the real trace, it
 - gap: between the first samples of two entities taking the same value of a field one after
   the other, the median in samples and the share within 128;
 
-and the samples where several blocks repeat together from one earlier sample (the same user
-seeing the same ad again: the structure reader's roots), in both traces.
+the samples where several blocks repeat together from one earlier sample (the same user
+seeing the same ad again: the structure reader's roots), in both traces; and how the rows a
+global batch holds twice or more are shared among its samples: pairs of samples by the number of
+rows they share (the round trip's W=8 shape, cache 10%; a row more than one worker's batch of
+samples hold is left out, as no partition can keep all of them on one worker). Herald's
+partition gains from pairs sharing many rows: those it can put on one worker.
 
 This is where the surgery of ``workload_surgery.py`` ("entities' fields recombined") says part
 of Herald's gain on real Criteo lines lies. Run: ``python benchmarks/workload_entities.py
@@ -21,11 +25,13 @@ KIND:PATH ... [--seed S]`` on real files (never part of the repository; absent o
 from __future__ import annotations
 
 import argparse
+from itertools import pairwise
 
 import numpy as np
 from workload_fidelity import real_traces  # a sibling script
 
 from heraldbench.platform.data.workload import _structure as st
+from heraldbench.platform.data.workload.check import Shape
 from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_profile, read_trace
 from heraldbench.platform.data.workload.trace import ProfileTrace
 
@@ -36,6 +42,32 @@ def co_repeats(s: st.Structure) -> tuple[int, float]:
     found = s.root[:, 0] >= 0
     followers = s.follows[found, 0, :].sum(axis=1)
     return int(found.sum()), float(followers.mean()) if followers.size else 0.0
+
+
+#: Pairs of samples sharing 1, 2, 3, 4-6 and 7 or more rows: the buckets of :func:`shared_pairs`.
+PAIR_BUCKETS = (1, 2, 3, 4, 7)
+
+
+def shared_pairs(ids: np.ndarray, workers: int, batch: int) -> list[int]:
+    """Pairs of samples of one global batch (``workers`` x ``batch`` samples, in order) sharing
+    a row, by :data:`PAIR_BUCKETS` of rows shared, summed over the trace's batches; a row more
+    than ``batch`` samples of a global batch hold counts for none."""
+    size, fields = workers * batch, ids.shape[1]
+    counts = np.zeros(len(PAIR_BUCKETS), np.int64)
+    for start in range(0, len(ids) - size + 1, size):
+        holders: dict[tuple[int, int], list[int]] = {}
+        for i, row in enumerate(ids[start : start + size].tolist()):
+            for f in range(fields):
+                holders.setdefault((f, row[f]), []).append(i)
+        shared: dict[tuple[int, int], int] = {}
+        for samples in holders.values():
+            if 2 <= len(samples) <= batch:
+                for a, i in enumerate(samples):
+                    for j in samples[a + 1 :]:
+                        shared[i, j] = shared.get((i, j), 0) + 1
+        for n in shared.values():
+            counts[np.searchsorted(PAIR_BUCKETS, n, side="right") - 1] += 1
+    return counts.tolist()
 
 
 def block_sharing(s: st.Structure, local: np.ndarray) -> dict[int, tuple]:
@@ -73,6 +105,9 @@ def table(kind: str, name: str, trace, seed: int) -> str:
     structures = [st.read_structure(ids, blocks, HEAD_MIN, ROOT_LEVELS) for ids in (data.ids, local)]
     real, made = (block_sharing(s, ids) for s, ids in zip(structures, (data.ids, local)))
     (real_roots, real_followers), (made_roots, made_followers) = map(co_repeats, structures)
+    shape = Shape(8, 0.10)
+    batch = shape.sizes(len(np.unique(trace.ids)), len(names))[1]
+    pairs = [shared_pairs(ids, shape.workers, batch) for ids in (data.ids, local)]
     lines = [f"### {name} ({kind}, {trace.num_samples:,} samples, seed {seed})", "",
              "| block | entities | sharing | gap median | gap ≤ 128 |", "|---|---|---|---|---|"]  # fmt: skip
     for k, (r, m) in ((k, (real[k], made[k])) for k in real):
@@ -82,8 +117,19 @@ def table(kind: str, name: str, trace, seed: int) -> str:
     together = (f"Samples whose blocks repeat together from one earlier sample: {real_roots:,} "
                 f"real, {made_roots:,} in the profile's trace ({real_followers:.2f} and "
                 f"{made_followers:.2f} blocks repeating so at each).")  # fmt: skip
-    lines += ["", "(real / profile in each cell)", "", together]
+    lines += ["", "(real / profile in each cell)", "", together, "", *pairs_table(shape, batch, pairs)]
     return "\n".join(lines) + "\n"
+
+
+def pairs_table(shape: Shape, batch: int, pairs: list[list[int]]) -> list[str]:
+    """Lines of the table of :func:`shared_pairs`, real / profile in each cell."""
+    labels = [f"{a}" if b == a + 1 else f"{a}–{b - 1}" for a, b in pairwise(PAIR_BUCKETS)]
+    labels.append(f"{PAIR_BUCKETS[-1]}+")
+    title = (f"Pairs of samples in a global batch ({shape.workers} × {batch}) by rows shared "
+             "(real / profile):")  # fmt: skip
+    cells = [f"{r:,} / {m:,}" for r, m in zip(*pairs, strict=True)]
+    return [title, "", "| " + " | ".join(labels) + " |", "|---" * len(labels) + "|",
+            "| " + " | ".join(cells) + " |"]  # fmt: skip
 
 
 def _cell(real: float, made: float, style: str) -> str:
