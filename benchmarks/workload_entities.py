@@ -14,8 +14,9 @@ the samples where several blocks repeat together from one earlier sample (the sa
 seeing the same ad again: the structure reader's roots), in both traces; and how the rows a
 global batch holds twice or more are shared among its samples: pairs of samples by the number of
 rows they share (the round trip's W=8 shape, cache 10%; a row more than one worker's batch of
-samples hold is left out, as no partition can keep all of them on one worker). Herald's
-partition gains from pairs sharing many rows: those it can put on one worker.
+samples hold is left out, as no partition can keep all of them on one worker), and which blocks'
+rows the pairs sharing many hold. Herald's partition gains from pairs sharing many rows: those
+it can put on one worker.
 
 This is where the surgery of ``workload_surgery.py`` ("entities' fields recombined") says part
 of Herald's gain on real Criteo lines lies. Run: ``python benchmarks/workload_entities.py
@@ -46,28 +47,34 @@ def co_repeats(s: st.Structure) -> tuple[int, float]:
 
 #: Pairs of samples sharing 1, 2, 3, 4-6 and 7 or more rows: the buckets of :func:`shared_pairs`.
 PAIR_BUCKETS = (1, 2, 3, 4, 7)
+#: Pairs sharing at least this many rows are broken down by field.
+CONCENTRATED = 4
 
 
-def shared_pairs(ids: np.ndarray, workers: int, batch: int) -> list[int]:
+def shared_pairs(ids: np.ndarray, workers: int, batch: int) -> tuple[list[int], np.ndarray]:
     """Pairs of samples of one global batch (``workers`` x ``batch`` samples, in order) sharing
-    a row, by :data:`PAIR_BUCKETS` of rows shared, summed over the trace's batches; a row more
+    a row, by :data:`PAIR_BUCKETS` of rows shared, summed over the trace's batches; and per
+    field, the rows it brings to pairs sharing :data:`CONCENTRATED` rows or more. A row more
     than ``batch`` samples of a global batch hold counts for none."""
     size, fields = workers * batch, ids.shape[1]
     counts = np.zeros(len(PAIR_BUCKETS), np.int64)
+    by_field = np.zeros(fields, np.int64)
     for start in range(0, len(ids) - size + 1, size):
         holders: dict[tuple[int, int], list[int]] = {}
         for i, row in enumerate(ids[start : start + size].tolist()):
             for f in range(fields):
                 holders.setdefault((f, row[f]), []).append(i)
-        shared: dict[tuple[int, int], int] = {}
-        for samples in holders.values():
+        shared: dict[tuple[int, int], list[int]] = {}
+        for (f, _), samples in holders.items():
             if 2 <= len(samples) <= batch:
                 for a, i in enumerate(samples):
                     for j in samples[a + 1 :]:
-                        shared[i, j] = shared.get((i, j), 0) + 1
-        for n in shared.values():
-            counts[np.searchsorted(PAIR_BUCKETS, n, side="right") - 1] += 1
-    return counts.tolist()
+                        shared.setdefault((i, j), []).append(f)
+        for common in shared.values():
+            counts[np.searchsorted(PAIR_BUCKETS, len(common), side="right") - 1] += 1
+            if len(common) >= CONCENTRATED:
+                np.add.at(by_field, common, 1)
+    return counts.tolist(), by_field
 
 
 def block_sharing(s: st.Structure, local: np.ndarray) -> dict[int, tuple]:
@@ -117,19 +124,29 @@ def table(kind: str, name: str, trace, seed: int) -> str:
     together = (f"Samples whose blocks repeat together from one earlier sample: {real_roots:,} "
                 f"real, {made_roots:,} in the profile's trace ({real_followers:.2f} and "
                 f"{made_followers:.2f} blocks repeating so at each).")  # fmt: skip
-    lines += ["", "(real / profile in each cell)", "", together, "", *pairs_table(shape, batch, pairs)]
+    lines += ["", "(real / profile in each cell)", "", together, "",
+              *pairs_table(shape, batch, pairs, profile.blocks, names)]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
-def pairs_table(shape: Shape, batch: int, pairs: list[list[int]]) -> list[str]:
-    """Lines of the table of :func:`shared_pairs`, real / profile in each cell."""
+def pairs_table(shape: Shape, batch: int, pairs: list, blocks, names: list[str]) -> list[str]:
+    """Lines of the tables of :func:`shared_pairs` (real, then profile): pairs by rows shared,
+    and the rows each block brings to the pairs sharing many."""
+    (real, real_fields), (made, made_fields) = pairs
     labels = [f"{a}" if b == a + 1 else f"{a}–{b - 1}" for a, b in pairwise(PAIR_BUCKETS)]
     labels.append(f"{PAIR_BUCKETS[-1]}+")
     title = (f"Pairs of samples in a global batch ({shape.workers} × {batch}) by rows shared "
              "(real / profile):")  # fmt: skip
-    cells = [f"{r:,} / {m:,}" for r, m in zip(*pairs, strict=True)]
-    return [title, "", "| " + " | ".join(labels) + " |", "|---" * len(labels) + "|",
-            "| " + " | ".join(cells) + " |"]  # fmt: skip
+    cells = [f"{r:,} / {m:,}" for r, m in zip(real, made, strict=True)]
+    lines = [title, "", "| " + " | ".join(labels) + " |", "|---" * len(labels) + "|",
+             "| " + " | ".join(cells) + " |", "",
+             f"Rows each block brings to the pairs sharing {CONCENTRATED} or more (real / profile):",
+             "", "| block | rows |", "|---|---|"]  # fmt: skip
+    for block in blocks:
+        at = [names.index(field) for field in block.fields]
+        r, m = int(real_fields[at].sum()), int(made_fields[at].sum())
+        lines.append(f"| {', '.join(block.fields)} | {r:,} / {m:,} |")
+    return lines
 
 
 def _cell(real: float, made: float, style: str) -> str:
