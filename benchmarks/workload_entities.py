@@ -113,7 +113,7 @@ def table(kind: str, name: str, trace, seed: int) -> str:
     real, made = (block_sharing(s, ids) for s, ids in zip(structures, (data.ids, local)))
     (real_roots, real_followers), (made_roots, made_followers) = map(co_repeats, structures)
     shape = Shape(8, 0.10)
-    batch = shape.sizes(len(np.unique(trace.ids)), len(names))[1]
+    batch = shape.sizes(len(np.unique(trace.ids)), trace.layout.num_tables)[1]
     pairs = [shared_pairs(ids, shape.workers, batch) for ids in (data.ids, local)]
     lines = [f"### {name} ({kind}, {trace.num_samples:,} samples, seed {seed})", "",
              "| block | entities | sharing | gap median | gap ≤ 128 |", "|---|---|---|---|---|"]  # fmt: skip
