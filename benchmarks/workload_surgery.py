@@ -31,7 +31,6 @@ from pathlib import Path
 import numpy as np
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload import fit as fit_module
 from heraldbench.platform.data.workload.check import (
     Shape,
     compare_traces,
@@ -124,7 +123,7 @@ def _combined(trace, data, structure, synthetic, seed: int) -> str:
     heads = st.read_structure(local, structure.blocks, HEAD_MIN, ROOT_LEVELS).classes == st.HEAD
     combined = real_head_combinations(
         local, heads, data.ids, structure.classes == st.HEAD, structure.blocks,
-        fit_module._rank_spaces(data.ids, structure), np.random.default_rng(seed),
+        st.head_values(data.ids, structure), np.random.default_rng(seed),
     )  # fmt: skip
     alone = compare_traces(trace, synthetic)
     mixed = compare_traces(trace, dataclasses.replace(synthetic, ids=combined + synthetic.layout.offsets))

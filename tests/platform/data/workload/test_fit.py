@@ -54,6 +54,15 @@ def test_growth_shares_and_labels_are_recovered(fitted, planted_trace) -> None:
     assert fitted.provenance.samples_read == SAMPLES
 
 
+def test_the_head_coins_of_old_values_are_recovered(fitted) -> None:
+    """A new tuple's field takes a head value by its coin, else copies an earlier cold value,
+    and those copies bring head values too: the fit solves for the coin, not the share it sees
+    (that share comes out 0.06 to 0.11 above the planted coins)."""
+    planted = {f.name: f.old_head_share for f in planted_profile().fields}
+    for name in ("U2", "U3", "P2"):
+        assert fitted.field(name).old_head_share == pytest.approx(planted[name], abs=0.05), name
+
+
 def test_fit_figures_compare_real_and_generated(fitted) -> None:
     real, synthetic = fitted.fit["real"], fitted.fit["synthetic"]
     assert synthetic["distinct_rows"] == pytest.approx(real["distinct_rows"], rel=0.05)
@@ -108,10 +117,13 @@ def test_recurrence_spread_over_the_whole_past_keeps_its_repeats(tmp_path) -> No
 def test_head_tuples_that_go_together_are_linked_and_only_those() -> None:
     """Planted: P's head tuples drawn given U's, Y's given P's. The fit links exactly those
     blocks (either way round: a forest has no direction of its own) and nothing where no law
-    was planted; the trace of the fitted profile keeps the planted dependence."""
+    was planted; the traces of the fitted profile keep the planted dependence. The dependence of
+    one trace varies from seed to seed (the planted profile's own traces: 0.70 to 0.95), so
+    each side is the mean over four traces."""
     for given, links in ((True, {frozenset({"U1 U2 U3", "P1 P2"}), frozenset({"P1 P2", "Y"})}),
                          (False, set())):  # fmt: skip
-        trace = ProfileTrace(planted_profile(given=given), samples=SAMPLES, seed=11).materialize()
+        planted = planted_profile(given=given)
+        trace = ProfileTrace(planted, samples=SAMPLES, seed=11).materialize()
         fitted = fit_profile(read_trace(trace), name="refit", source="planted",
                              source_kind="planted", seed=1)  # fmt: skip
         names = [" ".join(b.fields) for b in fitted.blocks]
@@ -119,12 +131,17 @@ def test_head_tuples_that_go_together_are_linked_and_only_those() -> None:
                  for k, b in enumerate(fitted.blocks) if b.given is not None}  # fmt: skip
         assert found == links, (given, found)
         if given:
-            generated = ProfileTrace(fitted, samples=SAMPLES, seed=2).materialize()
-            assert _dependence(generated) == pytest.approx(_dependence(trace), abs=0.1)
             independent = fitted.model_copy(update={"blocks": [
-                b.model_copy(update={"given": None}) for b in fitted.blocks]})
-            alone = ProfileTrace(independent, samples=SAMPLES, seed=2).materialize()
-            assert _dependence(alone) < _dependence(trace) - 0.2
+                b.model_copy(update={"given": None}) for b in fitted.blocks]})  # fmt: skip
+            want, got, alone = (_mean_dependence(p, seeds) for p, seeds in (
+                (planted, range(11, 15)), (fitted, range(2, 6)), (independent, range(2, 6))))  # fmt: skip
+            assert got == pytest.approx(want, abs=0.1)
+            assert alone < want - 0.2
+
+
+def _mean_dependence(profile, seeds) -> float:
+    return float(np.mean([_dependence(ProfileTrace(profile, samples=SAMPLES, seed=s).materialize())
+                          for s in seeds]))  # fmt: skip
 
 
 def _dependence(trace) -> float:

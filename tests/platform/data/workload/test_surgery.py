@@ -112,14 +112,13 @@ def test_surgery_is_deterministic_per_seed(planted) -> None:
 
 
 def test_real_head_combinations_give_each_sample_one_real_samples_head_tuples(planted) -> None:
-    from heraldbench.platform.data.workload.fit import _rank_spaces
     from heraldbench.platform.data.workload.surgery import real_head_combinations
 
     local, s, _ = planted
     real = local + 5000  # the real trace's own ids: only the rank spaces map them to the profile's
     real_s = st.read_structure(real, s.blocks, s.head_min, ROOT_LEVELS)
     real_heads = real_s.classes == st.HEAD
-    ranks = _rank_spaces(real, real_s)
+    ranks = st.head_values(real, real_s)
     synthetic = local[::-1].copy()  # another trace of the same blocks: the planted one reversed
     synthetic_heads = (s.classes == st.HEAD)[::-1]
     mixed = real_head_combinations(synthetic, synthetic_heads, real, real_heads, s.blocks, ranks,

@@ -20,8 +20,9 @@ import numba
 import numpy as np
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
+from scipy.stats import binom
 
-__all__ = ["Structure", "find_blocks", "read_structure", "tuple_ids"]
+__all__ = ["Structure", "find_blocks", "head_values", "read_structure", "tuple_ids"]
 
 HEAD, NEW, REPEAT = 0, 1, 2
 #: Values seen in more than this share of samples are not evidence of a recurring entity.
@@ -34,6 +35,11 @@ CUT = 0.5
 WINDOWS = 16
 #: ... and fill at least this share of the windows uniform draws would fill.
 SPREAD = 0.5
+#: Samples within which a head tuple's next occurrence counts as close (see :func:`head_tuples`).
+CLOSE = 64
+#: A tuple whose occurrences come close this much more often than independent draws' would
+#: (one-sided binomial test) recurs in bursts: an entity, not a head tuple.
+BURST_SIGNIFICANCE = 1e-3
 
 
 @dataclass
@@ -148,9 +154,12 @@ def read_structure(ids: np.ndarray, blocks: list[list[int]], head_min: int, leve
 
 
 def head_tuples(tuples: np.ndarray, head_min: int) -> np.ndarray:
-    """Which tuple ids are head tuples: seen at least ``head_min`` times, and spread over time
-    like draws independent of time are (in at least half the WINDOWS windows of the trace that
-    as many uniform draws would fill); a frequent tuple seen in bursts is an entity that repeats.
+    """Which tuple ids are head tuples: seen at least ``head_min`` times and drawn like draws
+    independent of time are. A frequent tuple seen in bursts is an entity that repeats: one
+    crowded into a few of the trace's WINDOWS windows (filling fewer than SPREAD of those that as
+    many uniform draws would fill), or one whose next occurrence comes within CLOSE samples more
+    often than uniform draws' would (a binomial test at BURST_SIGNIFICANCE; a frequent user seen
+    over the whole trace in sessions is spread, but not independent of time).
     """
     counts = np.bincount(tuples)
     n = len(tuples)
@@ -158,7 +167,37 @@ def head_tuples(tuples: np.ndarray, head_min: int) -> np.ndarray:
     pairs = np.unique(tuples * WINDOWS + window)
     occupied = np.bincount(pairs // WINDOWS, minlength=len(counts))
     uniform = WINDOWS * (1.0 - (1.0 - 1.0 / WINDOWS) ** counts)
-    return (counts >= head_min) & (occupied >= SPREAD * uniform)
+    frequent = (counts >= head_min) & (occupied >= SPREAD * uniform)
+    return frequent & ~_bursty(tuples, counts, frequent)
+
+
+def _bursty(tuples: np.ndarray, counts: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Which candidate tuples come back within CLOSE samples more often than uniform draws."""
+    order = np.argsort(tuples, kind="stable")
+    same = tuples[order[1:]] == tuples[order[:-1]]
+    gaps = order[1:] - order[:-1]
+    close = np.bincount(tuples[order[1:]][same & (gaps <= CLOSE)], minlength=len(counts))
+    n = max(len(tuples), 1)
+    # Modelling assumption: c uniform draws leave a gap within CLOSE with probability about
+    # 1 - (1 - CLOSE / n) ** c, independently from gap to gap.
+    chance = 1.0 - (1.0 - min(CLOSE / n, 1.0)) ** counts
+    gaps_seen = np.maximum(counts - 1, 0)
+    surprise = binom.sf(close - 1, gaps_seen, chance)
+    return candidates & (surprise < BURST_SIGNIFICANCE)
+
+
+def head_values(ids: np.ndarray, s: Structure) -> list[dict[int, int]]:
+    """Each field's head values, most frequent first: values that are head values on their own
+    (:func:`head_tuples` of the field's values) and the values of its block's head tuples."""
+    ranks = []
+    block_of = {f: k for k, fields in enumerate(s.blocks) for f in fields}
+    for f in range(ids.shape[1]):
+        values, inverse, counts = np.unique(ids[:, f], return_inverse=True, return_counts=True)
+        keep = head_tuples(inverse.ravel(), s.head_min)
+        keep[np.unique(inverse.ravel()[s.classes[:, block_of[f]] == HEAD])] = True
+        order = np.argsort(-counts[keep], kind="stable")
+        ranks.append({int(v): r for r, v in enumerate(values[keep][order])})
+    return ranks
 
 
 def _classify(tuples: np.ndarray, head_min: int) -> tuple[np.ndarray, np.ndarray]:

@@ -90,7 +90,7 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
     head_min = HEAD_MIN
     blocks = st.find_blocks(data.ids)
     structure = st.read_structure(data.ids, blocks, head_min, ROOT_LEVELS)
-    ranks = _rank_spaces(data.ids, structure)
+    ranks = st.head_values(data.ids, structure)
     profile = WorkloadProfile(
         name=name,
         provenance=Provenance(
@@ -106,20 +106,6 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
         labels=fit_labels(data.labels, data.dense, data.ids, data.names, blocks),
     )
     return refine(profile, data, structure, seed=seed, rounds=rounds)
-
-
-def _rank_spaces(ids: np.ndarray, s: st.Structure) -> list[dict[int, int]]:
-    """Each field's head values, most frequent first: values that are head values on their own
-    (frequent and spread over time) and the values of its block's head tuples."""
-    ranks = []
-    block_of = {f: k for k, fields in enumerate(s.blocks) for f in fields}
-    for f in range(ids.shape[1]):
-        values, inverse, counts = np.unique(ids[:, f], return_inverse=True, return_counts=True)
-        keep = st.head_tuples(inverse.ravel(), s.head_min)
-        keep[np.unique(inverse.ravel()[s.classes[:, block_of[f]] == st.HEAD])] = True
-        order = np.argsort(-counts[keep], kind="stable")
-        ranks.append({int(v): r for r, v in enumerate(values[keep][order])})
-    return ranks
 
 
 def _pmf(counts: np.ndarray) -> list[float]:

@@ -2,10 +2,12 @@
 
 Some numbers act on the trace through the generator's other decisions: a slot that falls on a
 sample some root already fills brings no new tuple, a repeat lands closer than drawn when the
-tuple recurred in between, a tuple repeated often looks like a head tuple. Each round generates
-the profile at the fitted length, reads it with the same :mod:`._structure` code as the real
-trace, and scales four sets of numbers by real / generated: every block's new tuples and head
-share, every field's new values, and every bin of every block's repeat distance. The fit figures
+tuple recurred in between, a tuple repeated often looks like a head tuple, a cold value copied
+into a new tuple may be a head value. Each round generates the profile at the fitted length, reads
+it with the same :mod:`._structure` code as the real trace, and scales four sets of numbers by
+real / generated: every block's new tuples and head share, every field's new values, and every
+bin of every block's repeat distance; every field's head coin of old values is solved for the
+share of head values its new tuples take (:func:`_solved_coin`). The fit figures
 (:func:`fit_figures`) are measured on the last round's trace.
 """
 
@@ -41,6 +43,7 @@ class _Targets:
         self.head = (structure.classes == st.HEAD).mean(axis=0)
         self.new_values = _cold_values(ids, structure.head_min)
         self.repeats = _repeat_histograms(structure)
+        self.old_head = _old_head_shares(ids, structure)
 
 
 def refine(profile: WorkloadProfile, data, structure: st.Structure, *, seed: int,
@@ -65,6 +68,23 @@ def _cold_values(ids: np.ndarray, head_min: int) -> np.ndarray:
     for f in range(ids.shape[1]):
         _, counts = np.unique(ids[:, f], return_counts=True)
         out[f] = (counts < head_min).sum()
+    return out
+
+
+def _old_head_shares(ids: np.ndarray, s: st.Structure) -> np.ndarray:
+    """Per field, the share of head values among the values its block's new tuples take from
+    before (head values, and cold values seen at an earlier sample); NaN where there are none."""
+    out = np.full(ids.shape[1], np.nan)
+    heads = st.head_values(ids, s)
+    for k, fields in enumerate(s.blocks):
+        new_rows = np.flatnonzero(s.classes[:, k] == st.NEW)
+        for f in fields:
+            values, first = np.unique(ids[:, f], return_index=True)
+            taken = ids[new_rows, f]
+            is_head = np.isin(taken, np.fromiter(heads[f], np.int64, len(heads[f])))
+            cold = ~is_head & (first[np.searchsorted(values, taken)] != new_rows)
+            if is_head.sum() + cold.sum() > 0:
+                out[f] = is_head.sum() / (is_head.sum() + cold.sum())
     return out
 
 
@@ -93,14 +113,26 @@ def _corrected(profile: WorkloadProfile, target: _Targets, got: _Targets) -> Wor
             update["repeat_distance"] = _reweighted(block.repeat_distance, target.repeats[k],
                                                     got.repeats[k])  # fmt: skip
         blocks.append(block.model_copy(update=update))
-    fields = [
-        field.model_copy(update={"new_values": _scaled_curve(field.new_values, value_ratio[f])})
-        for f, field in enumerate(profile.fields)
-    ]
+    fields = []
+    for f, field in enumerate(profile.fields):
+        coin = _solved_coin(field.old_head_share, target.old_head[f], got.old_head[f])
+        new_values = _scaled_curve(field.new_values, value_ratio[f])
+        fields.append(field.model_copy(update={"new_values": new_values, "old_head_share": coin}))
     return WorkloadProfile.model_validate(
         {**profile.model_dump(), "blocks": [b.model_dump() for b in blocks],
          "fields": [f.model_dump() for f in fields]}  # fmt: skip
     )
+
+
+def _solved_coin(coin: float, want: float, got: float) -> float:
+    """The head coin of a field's old values that gives the head share ``want``, where ``coin``
+    gave ``got``. Modelling assumption: the generated share is coin + (1 - coin) * q, q the share
+    of head values among the cold values copied from earlier samples (their copies bring head
+    values on top of the coin), and q does not depend on the coin."""
+    if not (np.isfinite(want) and np.isfinite(got)) or coin >= 1.0:
+        return coin
+    copied = min(max((got - coin) / (1.0 - coin), 0.0), 0.999)
+    return significant(min(max((want - copied) / (1.0 - copied), 0.0), 1.0))
 
 
 def _scaled_curve(knots: list[float], ratio: float) -> list[float]:
