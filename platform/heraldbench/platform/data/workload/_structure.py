@@ -22,7 +22,7 @@ from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from scipy.stats import binom
 
-__all__ = ["Structure", "find_blocks", "head_values", "read_structure", "tuple_ids"]
+__all__ = ["Structure", "find_blocks", "head_values", "old_head_shares", "read_structure", "tuple_ids"]
 
 HEAD, NEW, REPEAT = 0, 1, 2
 #: Values seen in more than this share of samples are not evidence of a recurring entity.
@@ -198,6 +198,23 @@ def head_values(ids: np.ndarray, s: Structure) -> list[dict[int, int]]:
         order = np.argsort(-counts[keep], kind="stable")
         ranks.append({int(v): r for r, v in enumerate(values[keep][order])})
     return ranks
+
+
+def old_head_shares(ids: np.ndarray, s: Structure, heads: list[dict[int, int]]) -> np.ndarray:
+    """Per field, the share of head values (``heads``: :func:`head_values`) among the values its
+    block's new tuples take from before (head values, and cold values an earlier sample had);
+    NaN where they take none."""
+    out = np.full(ids.shape[1], np.nan)
+    for k, fields in enumerate(s.blocks):
+        new_rows = np.flatnonzero(s.classes[:, k] == NEW)
+        for f in fields:
+            values, first = np.unique(ids[:, f], return_index=True)
+            taken = ids[new_rows, f]
+            is_head = np.isin(taken, np.fromiter(heads[f], np.int64, len(heads[f])))
+            cold = ~is_head & (first[np.searchsorted(values, taken)] != new_rows)
+            if is_head.any() or cold.any():
+                out[f] = is_head.sum() / (is_head.sum() + cold.sum())
+    return out
 
 
 def _classify(tuples: np.ndarray, head_min: int) -> tuple[np.ndarray, np.ndarray]:

@@ -211,25 +211,26 @@ def _roots(s: st.Structure) -> list[RootProfile]:
 
 def _fields(data: TraceData, s: st.Structure, ranks: list[dict[int, int]]) -> list[FieldProfile]:
     out = []
+    shares = st.old_head_shares(data.ids, s, ranks)
     for k, fields in enumerate(s.blocks):
         new_rows = np.flatnonzero(s.classes[:, k] == st.NEW)
         for f in fields:
-            out.append((f, _field(data, f, new_rows, ranks[f])))
+            out.append((f, _field(data, f, new_rows, ranks[f], shares[f])))
     return [profile for _, profile in sorted(out, key=lambda pair: pair[0])]
 
 
-def _field(data: TraceData, f: int, new_rows: np.ndarray, ranks: dict[int, int]) -> FieldProfile:
+def _field(data: TraceData, f: int, new_rows: np.ndarray, ranks: dict[int, int],
+           old_head_share: float) -> FieldProfile:  # fmt: skip
     column = data.ids[:, f]
     first_seen = _first_positions(column)
     previous = _previous_positions(column)
     marginal = np.zeros(len(ranks))
-    new_events, cold_distances, heads = [], [], 0
+    new_events, cold_distances = [], []
     for j, t in enumerate(new_rows):
         value = int(column[t])
         rank = ranks.get(value)
         if rank is not None:
             marginal[rank] += 1
-            heads += 1
         elif first_seen[value] == t:
             new_events.append(j)
         else:
@@ -239,12 +240,11 @@ def _field(data: TraceData, f: int, new_rows: np.ndarray, ranks: dict[int, int])
         for v, c in zip(values, counts, strict=True):
             if int(v) in ranks:
                 marginal[ranks[int(v)]] = c
-    reused = heads + len(cold_distances)
     return FieldProfile(
         name=data.names[f],
         head=_probabilities(marginal),
         new_values=[round(v, 3) for v in st.growth_knots(np.asarray(new_events), max(len(new_rows), 1))],
-        old_head_share=significant(heads / reused) if reused else 1.0,
+        old_head_share=significant(old_head_share) if np.isfinite(old_head_share) else 1.0,
         old_value_distance=_distance_pmf(np.asarray(cold_distances), len(column)),
     )
 

@@ -43,7 +43,7 @@ class _Targets:
         self.head = (structure.classes == st.HEAD).mean(axis=0)
         self.new_values = _cold_values(ids, structure.head_min)
         self.repeats = _repeat_histograms(structure)
-        self.old_head = _old_head_shares(ids, structure)
+        self.old_head = st.old_head_shares(ids, structure, st.head_values(ids, structure))
 
 
 def refine(profile: WorkloadProfile, data, structure: st.Structure, *, seed: int,
@@ -68,23 +68,6 @@ def _cold_values(ids: np.ndarray, head_min: int) -> np.ndarray:
     for f in range(ids.shape[1]):
         _, counts = np.unique(ids[:, f], return_counts=True)
         out[f] = (counts < head_min).sum()
-    return out
-
-
-def _old_head_shares(ids: np.ndarray, s: st.Structure) -> np.ndarray:
-    """Per field, the share of head values among the values its block's new tuples take from
-    before (head values, and cold values seen at an earlier sample); NaN where there are none."""
-    out = np.full(ids.shape[1], np.nan)
-    heads = st.head_values(ids, s)
-    for k, fields in enumerate(s.blocks):
-        new_rows = np.flatnonzero(s.classes[:, k] == st.NEW)
-        for f in fields:
-            values, first = np.unique(ids[:, f], return_index=True)
-            taken = ids[new_rows, f]
-            is_head = np.isin(taken, np.fromiter(heads[f], np.int64, len(heads[f])))
-            cold = ~is_head & (first[np.searchsorted(values, taken)] != new_rows)
-            if is_head.sum() + cold.sum() > 0:
-                out[f] = is_head.sum() / (is_head.sum() + cold.sum())
     return out
 
 
