@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from heraldbench.api.core.config import Settings
 from heraldbench.api.main import create_app
 from heraldbench.api.security import host_name
+from tests.api.helpers import submit, tiny_spec
 
 
 @pytest.fixture
@@ -69,3 +72,86 @@ def test_openapi_declares_bearer_security_only_with_a_token() -> None:
 
     assert secured(Settings(track=False, web_dir="no-web")) == (False, False)
     assert secured(Settings(track=False, web_dir="no-web", api_token="t")) == (True, True)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["localhost:evil.com", "localhost:80:80", "user@localhost", "localhost/x", "[::1]:x",
+     "localhost:99999", "", " "],
+)
+def test_hosts_that_do_not_parse_are_refused(loopback_api, host: str) -> None:
+    """A name and a numeric port, nothing else: ``localhost:evil.com`` is not localhost."""
+    assert loopback_api.get("/api/health", headers={"host": host}).status_code == 400
+
+
+def test_a_body_over_the_limit_carries_the_security_headers(serve, sqlite_url) -> None:
+    with serve(sqlite_url, max_body_bytes=1024) as api:
+        response = api.post("/api/specs/validate", content=b"{" + b" " * 4096 + b"}",
+                            headers={"content-type": "application/json"})  # fmt: skip
+        assert response.status_code == 413
+        assert response.headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
+
+
+CHANGES = [
+    ("/api/experiments", tiny_spec()),
+    ("/api/experiments/1/cancel", None),
+    ("/api/studies/1/cancel", None),
+    ("/api/specs/validate", tiny_spec()),
+]
+
+
+@pytest.mark.parametrize("token", [None, "t0ken"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"origin": "http://evil.com"},
+        {"origin": "null"},
+        {"origin": "http://testserver:8001"},
+        {"referer": "http://evil.com/page.html"},
+        {"sec-fetch-site": "cross-site"},
+    ],
+)
+def test_changes_from_another_origin_are_refused(serve, sqlite_url, token, headers) -> None:
+    """A page elsewhere cannot drive the user's browser to submit or cancel, token or not."""
+    with serve(sqlite_url, api_token=token) as api:
+        auth = {"authorization": f"Bearer {token}"} if token else {}
+        for path, body in CHANGES:
+            response = api.post(path, json=body, headers={**headers, **auth})
+            assert response.status_code == 403, (path, response.text)
+        assert api.get("/api/experiments").json()["count"] == 0
+
+
+def test_a_cross_site_form_cannot_cancel(api_sqlite) -> None:
+    experiment = submit(api_sqlite, tiny_spec(dataset={**tiny_spec()["dataset"], "samples": 20000}))
+    form = {"origin": "http://evil.com", "content-type": "application/x-www-form-urlencoded"}
+    assert api_sqlite.post(f"/api/experiments/{experiment}/cancel", headers=form).status_code == 403
+    assert api_sqlite.get(f"/api/experiments/{experiment}").json()["status"] != "cancelled"
+
+
+def test_changes_from_the_service_own_origin_are_accepted(api_sqlite) -> None:
+    own = {"origin": "http://testserver", "referer": "http://testserver/#/new",
+           "sec-fetch-site": "same-origin"}  # fmt: skip
+    assert api_sqlite.post("/api/specs/validate", json=tiny_spec(), headers=own).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    ["application/json; charset=utf-16", "text/plain", "application/x-www-form-urlencoded",
+     "multipart/form-data; boundary=x", "application/json; charset=latin-1"],
+)
+def test_bodies_must_be_json_in_utf8(api_sqlite, content_type: str) -> None:
+    body = json.dumps(tiny_spec())
+    raw = body.encode("utf-16") if "utf-16" in content_type else body.encode()
+    response = api_sqlite.post("/api/experiments", content=raw,
+                               headers={"content-type": content_type})  # fmt: skip
+    assert response.status_code == 415, response.text
+    assert "application/json" in response.json()["detail"]
+    assert api_sqlite.get("/api/experiments").json()["count"] == 0
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=UTF-8"])
+def test_json_in_utf8_is_accepted(api_sqlite, content_type: str) -> None:
+    response = api_sqlite.post("/api/specs/validate", content=json.dumps(tiny_spec()).encode(),
+                               headers={"content-type": content_type})  # fmt: skip
+    assert response.status_code == 200, response.text

@@ -12,6 +12,7 @@ def test_health_reports_database_and_dask(api) -> None:
         "database": "ok",
         "dask": "ok",
         "version": "0.1.0",
+        "problem": None,
     }
 
 

@@ -18,6 +18,11 @@ def tracked(serve, sqlite_url, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
         yield api, uri
 
 
+def ready_ui(api) -> str:
+    """The MLflow UI's link, once the service says it answers (never before: test_config)."""
+    return poll(lambda: api.get("/api/config").json()["mlflow_ui_url"], timeout=120)
+
+
 def _opens(url: str) -> bool:
     """Whether ``url`` answers 200, as a browser would open it."""
     import urllib.error
@@ -34,10 +39,12 @@ def test_runs_are_tracked_in_mlflow(tracked) -> None:
     from mlflow import MlflowClient
 
     api, uri = tracked
-    experiment = wait_finished(api, submit(api, tiny_spec(name="tracked")), timeout=120)
+    experiment_id = submit(api, tiny_spec(name="tracked"))
+    ui = ready_ui(api)
+    assert _opens(ui)  # shown only once it answers
+    experiment = wait_finished(api, experiment_id, timeout=120)
     assert experiment["status"] == "succeeded", experiment
     assert experiment["tracking_error"] is None
-    ui = api.get("/api/config").json()["mlflow_ui_url"]
     assert ui.startswith("http://127.0.0.1:") and experiment["mlflow_url"].startswith(ui)
     client = MlflowClient(uri)
     parent_id = experiment["mlflow_url"].rsplit("/", 1)[-1]
@@ -73,9 +80,9 @@ def test_a_study_and_each_trial_link_to_their_mlflow_runs(tracked) -> None:
     api, uri = tracked
     response = api.post("/api/studies", json=study_spec(trials=2))
     assert response.status_code == 202, response.text
+    ui = ready_ui(api)
     study = wait_study(api, response.json()["id"], timeout=180)
     assert study["status"] == "succeeded", study["error"]
-    ui = api.get("/api/config").json()["mlflow_ui_url"]
     assert study["mlflow_url"] and study["mlflow_url"].startswith(ui), study["mlflow_url"]
     parent_id = study["mlflow_url"].rsplit("/", 1)[-1]
     client = MlflowClient(uri)

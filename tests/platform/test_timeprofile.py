@@ -3,11 +3,14 @@ collective terms, ``time_profile`` in a spec, and the modelled-vs-measured check
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import yaml
 
 from heraldbench.platform.exceptions import ProfileError, SpecError
+from heraldbench.platform.limits import check_runnable
 from heraldbench.platform.spec import parse_spec
 from heraldbench.platform.timecheck import time_check, time_check_md
 from heraldbench.platform.timemodel import PROFILES, get_profile, model_time, model_times
@@ -127,13 +130,19 @@ SPEC = {"name": "s", "dataset": {"kind": "synthetic-criteo", "samples": 100},
         "schedulers": [{"kind": "naive"}]}  # fmt: skip
 
 
-def test_spec_time_profile_is_validated_naming_file_and_field(tmp_path) -> None:
+def test_spec_time_profile_is_checked_naming_file_and_field(tmp_path) -> None:
+    """Validation reads no file (a service confines the path first); the check before any work
+    reads it and names the field, the file's field and nothing of what it holds."""
     good = save_time_profile(tmp_path / "good.yaml", DOC)
-    assert parse_spec(SPEC | {"time_profile": str(good)}).time_profile == str(good)
+    check_runnable(parse_spec(SPEC | {"time_profile": str(good)}))
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(DOC | {"compute": {"us_per_sample": 0}}))
-    with pytest.raises(SpecError, match=r"time_profile: .*bad\.yaml field compute\.us_per_sample"):
-        parse_spec(SPEC | {"time_profile": str(bad)})
+    spec = parse_spec(SPEC | {"time_profile": str(bad)})  # reads nothing
+    with pytest.raises(SpecError, match=r"time_profile: .*\(field compute\.us_per_sample\)"):
+        check_runnable(spec)
+    os.mkfifo(tmp_path / "fifo")  # refused from its metadata: never opened, never blocks
+    with pytest.raises(SpecError, match="not a regular file"):
+        check_runnable(parse_spec(SPEC | {"time_profile": str(tmp_path / "fifo")}))
 
 
 def _run(label: str, modelled: float, phases: dict[str, float], iterations: int = 5) -> dict:

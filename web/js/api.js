@@ -1,6 +1,7 @@
 // The REST client (docs/api.md): JSON in and out, the bearer token from localStorage.
 
 const TOKEN_KEY = "heraldbench.token";
+const TOKEN_COOKIE = "heraldbench_token";
 
 export class ApiError extends Error {
   constructor(status, detail, message) {
@@ -23,6 +24,14 @@ export function getToken() {
   }
 }
 
+/** The token as a cookie too: the MLflow UI the service serves (another port of this host: cookies
+ * are per host) asks for it under HERALDBENCH_PROTECT_READS, and a browser sends it no header. */
+function setTokenCookie(token) {
+  const value = token ? encodeURIComponent(token) : "";
+  const age = token ? "" : "; max-age=0";
+  document.cookie = `${TOKEN_COOKIE}=${value}; path=/; SameSite=Strict${age}`;
+}
+
 export function setToken(token) {
   try {
     if (token) localStorage.setItem(TOKEN_KEY, token);
@@ -30,6 +39,7 @@ export function setToken(token) {
   } catch {
     /* storage disabled: the token lives for this page only */
   }
+  setTokenCookie(token);
   window.dispatchEvent(new CustomEvent("hb:token"));
 }
 

@@ -79,6 +79,7 @@ function renderTools(cfg) {
   const tools = document.getElementById("topbar-tools");
   clear(tools);
   if (cfg.mlflow_ui_url) tools.append(externalLink(cfg.mlflow_ui_url, "MLflow", { class: "external toplink", "data-testid": "mlflow-link" }));
+  else if (cfg.mlflow_ui_state === "starting") tools.append(h("span", { class: "toplink muted", "data-testid": "mlflow-starting", title: "MLflow's UI is starting; its link appears once it answers" }, "MLflow starting…"));
   if (cfg.dask_dashboard_url) tools.append(externalLink(cfg.dask_dashboard_url, "Dask", { class: "external toplink" }));
   if (cfg.auth_required) {
     const has = Boolean(getToken());
@@ -182,11 +183,27 @@ async function renderHealth() {
   }
 }
 
+/** While MLflow's UI starts, ask again until it answers (or fails): its links appear then. */
+async function watchMlflow(cfg) {
+  while (cfg.mlflow_ui_state === "starting") {
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    try {
+      Object.assign(cfg, await api.config()); // the pages hold this object: they see it too
+    } catch {
+      return;
+    }
+  }
+  renderTools(cfg);
+  if (cfg.mlflow_ui_url) route();
+}
+
 async function start() {
   setupTokenDialog();
   window.addEventListener("hashchange", route);
   route();
-  renderTools(await config());
+  const cfg = await config();
+  renderTools(cfg);
+  watchMlflow(cfg);
   renderHealth();
   setInterval(renderHealth, 30000);
 }

@@ -148,6 +148,18 @@ class Dispatcher:
         except Exception as exc:  # noqa: BLE001 - the runs record their own tracking errors
             logger.warning("could not prepare the MLflow store %s: %s", uri, exc)
 
+    def worker_memory(self) -> int | None:
+        """The smallest memory limit of the cluster's workers as the client last heard (None:
+        no worker, none limited, or Dask unavailable): what one run may use."""
+        if not self.available:
+            return None
+        try:
+            workers = self.client.scheduler_info().get("workers", {}).values()
+        except Exception:  # noqa: BLE001 - no information: the machine's memory applies
+            return None
+        limits = [w.get("memory_limit") or 0 for w in workers]
+        return min((m for m in limits if m > 0), default=None)
+
     def dashboard_link(self) -> str | None:
         if not self.available:
             return None

@@ -40,6 +40,7 @@ from heraldbench.platform.exceptions import (
     InvariantViolation,
     NotFoundError,
     SpecError,
+    SpecFieldError,
     UnavailableError,
     UnknownNameError,
 )
@@ -63,14 +64,6 @@ _STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (InvariantViolation, 500),
 )
 _LEADING_FIELD = re.compile(r"^(?P<field>[A-Za-z_][\w.\[\]-]*): (?P<message>.+)$", re.DOTALL)
-
-
-class SpecFieldError(SpecError):
-    """A spec error the API found itself, with its problems already as field/message/value."""
-
-    def __init__(self, problems: list[FieldProblem]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{p['field']}: {p['message']}" for p in problems))
 
 
 def status_of(exc: BaseException) -> int:
@@ -192,16 +185,25 @@ def _request_problems(exc: RequestValidationError) -> list[FieldProblem]:
     return problems
 
 
+class ErrorResponse(JSONResponse):
+    """A JSON error that always encodes: text that is not Unicode (a lone surrogate a client
+    sent, echoed back) is written as its ``\\uXXXX`` escape instead of failing the response."""
+
+    def render(self, content: Any) -> bytes:
+        text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return text.encode("utf-8", "backslashreplace")
+
+
 def error_response(exc: BaseException, document: Any = None) -> JSONResponse:
     """The response of ``exc`` (any exception) in the shape of docs/api.md."""
     status = status_of(exc)
     if status == 422:
-        return JSONResponse({"detail": problems_of(exc, document)}, status_code=422)
+        return ErrorResponse({"detail": problems_of(exc, document)}, status_code=422)
     if status >= 500:
         logger.error("request failed: %s", exc, exc_info=exc)
         message = str(exc) if isinstance(exc, HeraldbenchError) else "internal server error"
-        return JSONResponse({"detail": message}, status_code=status)
-    return JSONResponse({"detail": str(exc)}, status_code=status)
+        return ErrorResponse({"detail": message}, status_code=status)
+    return ErrorResponse({"detail": str(exc)}, status_code=status)
 
 
 async def _on_heraldbench_error(request: Request, exc: Exception) -> JSONResponse:
@@ -210,7 +212,7 @@ async def _on_heraldbench_error(request: Request, exc: Exception) -> JSONRespons
 
 async def _on_request_validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    return JSONResponse({"detail": _request_problems(exc)}, status_code=422)
+    return ErrorResponse({"detail": _request_problems(exc)}, status_code=422)
 
 
 async def _on_http_error(request: Request, exc: Exception) -> Any:

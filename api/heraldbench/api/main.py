@@ -82,14 +82,19 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Start the service's resources, recover, serve, and close everything on shutdown."""
     settings: Settings = app.state.settings
     mlflow_ui = app.state.mlflow_ui
-    database = await run_in_threadpool(Database.connect, settings.resolved_database_url)
+    database = await run_in_threadpool(Database.open, settings.resolved_database_url)
+    if database.broken is not None:  # serve, degraded: health and every request say why
+        logger.error("%s", database.broken)
     client, cluster = await _connect_dask(settings)
     dispatcher = Dispatcher(client, settings)
     app.state.database, app.state.dispatcher = database, dispatcher
     await dispatcher.prepare_tracking()
+    waiting = None
     if mlflow_ui is not None:
         mlflow_ui.start()  # after the store's migration: two migrations of one file race
-    await reconcile(database, dispatcher, grace_seconds=0)  # rows of earlier processes only
+        waiting = asyncio.create_task(mlflow_ui.wait_ready())
+    if database.broken is None:
+        await reconcile(database, dispatcher, grace_seconds=0)  # rows of earlier processes only
     reconnect = (lambda: _connect_dask(settings)) if settings.dask_scheduler_address else None
     background = asyncio.create_task(
         reconcile_forever(
@@ -103,9 +108,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        background.cancel()
-        with suppress(asyncio.CancelledError):
-            await background
+        for task in (background, waiting):
+            if task is not None:
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
         if dispatcher.client is not None:
             await dispatcher.client.close()
         if cluster is not None:
@@ -141,13 +148,23 @@ def _mount_web(app: FastAPI, settings: Settings) -> None:
         )
 
 
+class _Service(FastAPI):
+    """The app with :class:`SecurityMiddleware` outside every layer FastAPI adds (its body-size
+    limit and its handler of unexpected errors included), so that every response it sends,
+    a 413 or a 500 too, passes through it."""
+
+    def build_middleware_stack(self) -> Any:
+        trusted = self.state.settings.trusted_hosts
+        return SecurityMiddleware(super().build_middleware_stack(), trusted_hosts=trusted)
+
+
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The service, configured by ``settings`` (default: from the environment)."""
     settings = settings or get_settings()
     mlflow_ui = planned_ui(settings)
     if mlflow_ui is not None:  # every MLflow link the service gives points there
         settings = settings.model_copy(update={"mlflow_ui_url": mlflow_ui.url})
-    app = FastAPI(
+    app = _Service(
         title="heraldbench",
         version=_version(),
         summary="Benchmark embedding-cache schedulers: submit experiments, read results.",
@@ -156,7 +173,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_body_size=settings.max_body_bytes,
     )
     app.state.settings, app.state.mlflow_ui = settings, mlflow_ui
-    app.add_middleware(SecurityMiddleware, trusted_hosts=settings.trusted_hosts)
     install_error_handlers(app)
     app.include_router(api_router)
     _mount_web(app, app.state.settings)  # last: / must not shadow /api

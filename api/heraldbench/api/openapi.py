@@ -25,15 +25,50 @@ from typing import Any
 from fastapi import FastAPI
 
 from heraldbench.api.core.config import Settings
+from heraldbench.platform.units import MAX_BYTES
 
 __all__ = ["GRID_REF", "SPEC_REF", "customise_openapi", "spec_schemas"]
 
 _PREFIX = "#/components/schemas/"
 SPEC_REF = {"$ref": f"{_PREFIX}ExperimentSpec"}
 GRID_REF = {"$ref": f"{_PREFIX}ExperimentSpecGrid"}
-#: A byte size as units.parse_bytes reads it ("1.6GiB", "512MB", "4096").
-_BYTE_SIZE = r"^\s*[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?\s*[a-zA-Z]*\s*$"
+#: A byte size as units.parse_bytes reads it ("1.6GiB", "512MB", "4096"): a number that is not
+#: zero, whole when it counts bytes, else with one of its units in any case. What this cannot
+#: say (at least one byte after a fraction of a unit, at most 4 EiB) is checked on submission.
+_BYTE_SIZE = (
+    r"^\s*(?=[0-9.eE+-]*[1-9])(?:[0-9]+(?:[eE]\+?[0-9]+)?\s*[bB]?|"
+    r"[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?\s*[kKmMgGtT][iI]?[bB])\s*$"
+)
 Schema = dict[str, Any]
+
+
+def _declare_security(schema: Schema, settings: Settings) -> None:
+    """Keep bearer security on the operations that enforce it (module docstring of deps.py):
+    writes whenever a token is set, reads only under ``HERALDBENCH_PROTECT_READS``."""
+    from heraldbench.api.deps import BEARER, READ_BEARER
+
+    enforced = {BEARER, READ_BEARER} if settings.protect_reads else {BEARER}
+    if not settings.auth_required:
+        enforced = set()
+    kept = False
+    operations = [op for ops in schema.get("paths", {}).values() for op in ops.values()]
+    unauthorized = next(
+        (op["responses"]["401"] for op in operations if "401" in op.get("responses", {})), None
+    )
+    for operation in operations:
+        names = {n for requirement in operation.get("security", []) for n in requirement}
+        if names & enforced:
+            operation["security"] = [{BEARER: []}]
+            if unauthorized is not None:
+                operation["responses"].setdefault("401", unauthorized)
+            kept = True
+            continue
+        operation.pop("security", None)
+        operation.get("responses", {}).pop("401", None)
+    schemes = schema.get("components", {}).get("securitySchemes", {})
+    schemes.pop(READ_BEARER, None)
+    if not kept:
+        schema["components"].pop("securitySchemes", None)
 
 
 def spec_schemas() -> dict[str, Schema]:
@@ -58,7 +93,8 @@ def spec_schemas() -> dict[str, Schema]:
     for schema in defs.values():
         _as_validated(schema)
         _exclusive_bounds(schema)
-    _searchable(defs["TuningSpec"]["properties"]["space"], registered().values())
+    _searchable(defs["TuningSpec"]["properties"]["space"], defs, kinds)
+    _within_64_bits(defs)
     _kinds_of_unions(defs)
     grids = {f"{name}Grid": _grid_object(schema, name) for name, schema in defs.items()}
     _metric_shorthand(defs, grids)
@@ -115,14 +151,21 @@ def _as_validated(schema: Schema) -> None:
 
     props = schema.get("properties", {})
     sized = {"bytes"} if "ratio" in props else {"low", "high"} if "choices" in props else set()
+    if "hot_budget" in props:  # FAE's hot table, a byte size
+        sized = {"hot_budget"}
     if "metric" in props:  # a tuning objective or constraint
         props["profile"] = {**props["profile"], "enum": sorted(PROFILES)}
         sized = {"min", "max"} if "min" in props else set()  # cache_memory: a byte size
+        if sized:  # ... only cache_memory's bounds: the other metrics are numbers
+            numbers = {name: {"not": {"type": "string"}} for name in sized}
+            memory = {"required": ["metric"], "properties": {"metric": {"const": "cache_memory"}}}
+            schema["allOf"] = [{"anyOf": [memory, {"properties": numbers}]}]
     for name in sized & props.keys():  # a byte size as text ("64MiB"), as units.py reads it
-        options = props[name].get("anyOf", [])
-        props[name]["anyOf"] = [o for o in options if o.get("type") != "string"] + [
-            {"type": "string", "pattern": _BYTE_SIZE}
-        ]
+        options = [o for o in props[name].get("anyOf", []) if o.get("type") != "string"]
+        for option in options:
+            if option.get("type") == "integer":  # a count of bytes: units.parse_bytes's range
+                option.update(minimum=1, maximum=MAX_BYTES)
+        props[name]["anyOf"] = options + [{"type": "string", "pattern": _BYTE_SIZE}]
     if {"rows", "bytes", "ratio"} <= props.keys():  # CacheSpec: exactly one size
         schema["oneOf"] = [
             {"required": [n], "properties": {n: {"not": {"type": "null"}}}}
@@ -130,17 +173,36 @@ def _as_validated(schema: Schema) -> None:
         ]
 
 
-def _searchable(space: Schema, schedulers: Any) -> None:
+def _searchable(space: Schema, defs: dict[str, Schema], kinds: list[str]) -> None:
     """A tuning space names ``scheduler.<knob>`` (a knob of some scheduler; which one's is
-    checked on submission) or ``cache.<field>``, and at most one cache size."""
+    checked on submission) or ``cache.<field>``, each typed as its field (openapi_tuning.py),
+    and at most one cache size."""
+    from heraldbench.api.openapi_tuning import typed_space
     from heraldbench.platform.tuning import CACHE_NAMES
 
-    knobs = {k for s in schedulers for k in s.spec_cls.model_fields if k != "kind"}
+    schedulers = [defs[k] for k in kinds]
+    knobs = {k for s in schedulers for k in s.get("properties", {}) if k != "kind"}
     names = [f"scheduler.{k}" for k in sorted(knobs)] + [f"cache.{n}" for n in CACHE_NAMES]
-    space["propertyNames"] = {"enum": names}
+    typed_space(space, defs["CacheSpec"], schedulers, names)
     sizes = ("cache.rows", "cache.bytes", "cache.ratio")
     pairs = [[a, b] for i, a in enumerate(sizes) for b in sizes[i + 1 :]]
     space["not"] = {"anyOf": [{"required": pair} for pair in pairs]}
+
+
+def _within_64_bits(schema: Any) -> None:
+    """Every integer of a spec fits a signed 64-bit integer (documents.py refuses others): an
+    integer schema without a bound of its own gets that one."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "integer":
+            if "maximum" not in schema and "exclusiveMaximum" not in schema:
+                schema["maximum"] = 2**63 - 1
+            if "minimum" not in schema and "exclusiveMinimum" not in schema:
+                schema["minimum"] = -(2**63)
+        for value in schema.values():
+            _within_64_bits(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _within_64_bits(value)
 
 
 def _exclusive_bounds(schema: Any) -> None:
@@ -214,46 +276,52 @@ def _grid_object(schema: Schema, name: str) -> Schema:
     for key, prop in schema.get("properties", {}).items():
         if key != "kind":  # the tag picks the model; a list of tags is no axis
             grid["properties"][key] = _grid_value(prop)
+    fields = schema.get("properties", {})
     for key in ("anyOf", "oneOf"):  # a model's rules over its fields (ParamRange, CacheSpec)
         if key in grid:
-            grid[key] = [_grid_rule(rule, schema.get("properties", {})) for rule in grid[key]]
+            grid[key] = [_grid_rule(rule, fields) for rule in grid[key]]
+    if "not" in grid:
+        grid["not"] = _grid_rule(grid["not"], fields, negated=True)
     return grid
 
 
-def _grid_rule(rule: Schema, fields: dict[str, Schema]) -> Schema:
-    """A rule's condition on a field holds of its value, or of each value of its axis."""
+def _grid_rule(rule: Schema, fields: dict[str, Schema], negated: bool = False) -> Schema:
+    """A rule's condition on a field holds of its value, or of each value of its axis; under a
+    ``not``, of some value of its axis (the points that combine them are refused)."""
     out = dict(rule)
     for key in ("anyOf", "oneOf"):
         if key in out:
-            out[key] = [_grid_rule(r, fields) for r in out[key]]
+            out[key] = [_grid_rule(r, fields, negated) for r in out[key]]
+    if "not" in out:
+        out["not"] = _grid_rule(out["not"], fields, not negated)
     if "properties" in out:
         out["properties"] = {
-            name: _grid_condition(cond, _accepts(fields.get(name, {}), "array"))
+            name: _grid_condition(cond, _accepts(fields.get(name, {}), "array"), negated)
             for name, cond in out["properties"].items()
         }
     return out
 
 
-def _grid_condition(cond: Schema, listed: bool) -> Schema:
+def _grid_condition(cond: Schema, listed: bool, some: bool = False) -> Schema:
     value = {"allOf": [cond, {"type": "array"}]} if listed else cond  # only lists of lists
-    return {"anyOf": [cond, {"type": "array", "minItems": 1, "items": value}]}
+    axis = {"contains": value} if some else {"items": value}
+    # a field taking no list: a list is its axis, never its value
+    single = cond if listed else {"allOf": [cond, {"not": {"type": "array"}}]}
+    return {"anyOf": [single, {"type": "array", "minItems": 1, **axis}]}
 
 
 def customise_openapi(app: FastAPI, settings: Settings) -> None:
-    """Add the spec components, and drop bearer security (and its 401s) without a token: then
-    every endpoint is open and a client that follows the document sends none."""
+    """Add the spec components, and declare bearer security where it is enforced: on every
+    operation that requires the token (``require_write``; ``require_read`` too under
+    ``HERALDBENCH_PROTECT_READS``), and nowhere without a token, so that a client following the
+    document sends the token exactly where it is asked for."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = generate()
             schema.setdefault("components", {}).setdefault("schemas", {}).update(spec_schemas())
-            if not settings.auth_required:
-                for operations in schema.get("paths", {}).values():
-                    for operation in operations.values():
-                        operation.pop("security", None)
-                        operation.get("responses", {}).pop("401", None)
-                schema["components"].pop("securitySchemes", None)
+            _declare_security(schema, settings)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

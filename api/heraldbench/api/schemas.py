@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from heraldbench.api.models import Status
+from heraldbench.platform.paths import NamesFile
 
 __all__ = [
     "Accepted",
@@ -68,12 +69,18 @@ class Health(BaseModel):
     database: Literal["ok", "unavailable"]
     dask: Literal["ok", "unavailable"]
     version: str
+    problem: str | None = Field(
+        None, description="why the database cannot be used, and how to recover"
+    )
 
 
 class ConfigOut(BaseModel):
     auth_required: bool
     home: str = Field(description="the service's data folder; the CLI's results are under it")
-    mlflow_ui_url: str | None
+    mlflow_ui_url: str | None = Field(description="null until the MLflow UI answers")
+    mlflow_ui_state: Literal["starting", "ready", "failed", "stopped", "external", "none"] = (
+        Field(description="the UI the service serves: starting until it answers")
+    )
     dask_dashboard_url: str | None
     schedulers: dict[str, dict[str, Any]]
     profiles: list[str]
@@ -216,9 +223,9 @@ class DatasetCreate(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
     kind: Literal["criteo-tsv", "avazu-csv", "movielens"]
-    path: str = Field(min_length=1, max_length=4096)
+    path: Annotated[str, NamesFile()] = Field(min_length=1, max_length=4096)
     frequency_threshold: int = Field(0, ge=0, le=1_000_000_000)
-    max_samples: int | None = Field(None, ge=1)
+    max_samples: int | None = Field(None, ge=1, le=2**63 - 1)
 
 
 class DatasetOut(_Out):

@@ -78,13 +78,12 @@ def run(
 ) -> None:
     """Run every (point, seed, scheduler) of SPEC as a Dask task, log to MLflow, compare."""
     from heraldbench.pipelines.experiment import run_experiment
-    from heraldbench.pipelines.grid import check_runs, expand
+    from heraldbench.pipelines.admission import Admission, admit_grid
     from heraldbench.pipelines.tracking import tracking_uri, ui_hint
 
     with _user_errors():
         document = _read_document(spec)
-        grid = expand(document)  # fails before any cluster starts
-        check_runs(grid)
+        grid = admit_grid(document, Admission())  # fails before any cluster starts
         uri = None if no_mlflow else tracking_uri()
         tasks = len(grid.runs) * (2 if any(r.spec.mode == "train" for r in grid.runs) else 1)
         options = _cluster(scheduler_address, workers, train=tasks > len(grid.runs))

@@ -23,7 +23,7 @@ import copy
 import itertools
 import math
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,20 +32,21 @@ from pydantic import BaseModel
 from heraldbench.platform._fields import field_annotation as _field_annotation
 from heraldbench.platform._fields import members as _members
 from heraldbench.platform._fields import nested_model as _nested_model
+from heraldbench.platform.documents import check_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.runner import BASELINE, scheduler_specs
 from heraldbench.platform.schedulers import registered
-from heraldbench.platform.spec import ExperimentSpec, parse_spec
+from heraldbench.platform.spec import ExperimentSpec, parse_spec, spec_with
 
 __all__ = [
-    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_runs", "check_size", "count_runs",
-    "expand",
+    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_size", "count_runs", "expand",
 ]
 
 KeyPath = tuple[str, ...]
 
-#: Grids beyond this many runs are refused (one Dask task and one database row per run).
-MAX_RUNS = 10_000
+#: Grids beyond this many runs are refused: each is a Dask task and a database row, and admitting
+#: one costs its validation and checks (about 0.1 ms each), which a refusal must not outgrow.
+MAX_RUNS = 1_000
 
 
 @dataclass(frozen=True)
@@ -152,12 +153,20 @@ def check_size(document: dict[str, Any], max_runs: int = MAX_RUNS) -> int:
     return runs
 
 
-def expand(document: dict[str, Any], max_runs: int = MAX_RUNS) -> Grid:
+def expand(
+    document: dict[str, Any],
+    max_runs: int = MAX_RUNS,
+    admit: Callable[[Grid, PlannedRun], PlannedRun] | None = None,
+) -> Grid:
     """Expand a grid spec into validated runs; raises :class:`SpecError` naming the field.
 
-    A grid of more than ``max_runs`` runs is refused before anything is expanded.
+    A grid of more than ``max_runs`` runs is refused before anything is expanded. ``admit``
+    sees each run and returns the run to keep (admission.py): the first point's runs as soon as
+    they are made (what a whole grid shares is refused at once), the others once every point
+    is validated (validation is the cheaper refusal).
     """
     check_size(document, max_runs)
+    check_document(document)  # once, for every point and seed
     doc = copy.deepcopy(document)
     seeds = _seeds(doc)
     entries, scheduler_axes = _expand_schedulers(doc.get("schedulers"))
@@ -168,36 +177,24 @@ def expand(document: dict[str, Any], max_runs: int = MAX_RUNS) -> Grid:
         for i, values in enumerate(itertools.product(*(a.values for a in axes)))
     ]
     grid = Grid(str(doc.get("name", "?")), document, axes, scheduler_axes, seeds, points)
+    first: ExperimentSpec | None = None
+    varying = sorted({a.path[0] for a in axes} | {"seed"})  # what differs between points
     for point in points:
         for seed in seeds:
-            spec = _validate(_substitute(doc, axes, point, seed), point, seed, len(points), seeds)
+            spec = _validate(
+                _substitute(doc, axes, point, seed), point, seed, len(points), seeds, first,
+                varying,
+            )  # fmt: skip
+            first = first or spec
             for sched, added in scheduler_specs(spec):
                 run_spec = spec.model_copy(update={"schedulers": [sched]})
-                grid.runs.append(PlannedRun(point, seed, run_spec, sched.label(), added))
+                run = PlannedRun(point, seed, run_spec, sched.label(), added)
+                early = admit is not None and point.index == 0 and seed == seeds[0]
+                grid.runs.append(admit(grid, run) if early else run)  # type: ignore[misc]
+    if admit is not None:
+        done = sum(1 for r in grid.runs if r.point.index == 0 and r.seed == seeds[0])
+        grid.runs[done:] = [admit(grid, run) for run in grid.runs[done:]]
     return grid
-
-
-def check_runs(grid: Grid) -> None:
-    """:func:`~heraldbench.platform.limits.check_runnable` on every run, each dataset's facts
-    read once; raises :class:`SpecError` naming the field (and the point, in a grid)."""
-    from heraldbench.platform.limits import check_runnable, dataset_facts
-
-    facts: dict[str, Any] = {}
-    checked: set[str] = set()
-    for run in grid.runs:
-        spec = run.spec
-        key = spec.model_dump_json(include={"dataset", "cluster", "cache", "embedding_dim"})
-        if key in checked:
-            continue
-        checked.add(key)
-        dataset = spec.dataset.model_dump_json()
-        try:
-            if dataset not in facts:
-                facts[dataset] = dataset_facts(spec.dataset)
-            check_runnable(spec, facts[dataset])
-        except SpecError as exc:
-            where = f" (at point {run.point.label})" if len(grid.points) > 1 else ""
-            raise SpecError(f"{exc}{where}") from None
 
 
 def _seeds(doc: dict[str, Any]) -> list[int]:
@@ -266,7 +263,8 @@ def _accepts_sequence(annotation: Any) -> bool:
 def _is_axis(annotation: Any, value: list[Any]) -> bool:
     if not _accepts_sequence(annotation):
         return True
-    return all(isinstance(v, list) for v in value)  # a list-valued field: only lists of lists
+    # a list-valued field: only a non-empty list of lists is an axis ([] is the empty value)
+    return bool(value) and all(isinstance(v, list) for v in value)
 
 
 def _replace(doc: dict[str, Any], axes: list[Axis], values: tuple[Any, ...]) -> dict[str, Any]:
@@ -289,10 +287,15 @@ def _substitute(doc, axes, point: GridPoint, seed: int) -> dict[str, Any]:
 
 
 def _validate(
-    doc, point: GridPoint, seed: int, num_points: int, seeds: list[int]
+    doc, point: GridPoint, seed: int, num_points: int, seeds: list[int],
+    first: ExperimentSpec | None = None, varying: list[str] | None = None,
 ) -> ExperimentSpec:
+    """One (point, seed) of the grid; after the first, only the fields that vary are validated
+    again (``spec_with``): a grid of n points costs n small validations, not n whole ones."""
     try:
-        return parse_spec(doc)
+        if first is None or varying is None:
+            return parse_spec(doc)
+        return spec_with(first, {field: doc[field] for field in varying if field in doc})
     except SpecError as exc:
         where = [
             f"point {point.label}" if num_points > 1 else "",

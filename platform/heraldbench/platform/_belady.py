@@ -70,7 +70,7 @@ def _one_worker(rows, masks, next_use, starts, w, num_rows, capacity):  # pragma
     bit = np.uint64(1) << np.uint64(w)
     cached = np.zeros(num_rows, np.bool_)
     nxt = np.full(num_rows, _UNSEEN, np.int32)
-    heap = np.empty(max(2 * capacity, 1024), np.int64)
+    heap = np.empty(max(2 * min(capacity, num_rows), 1024), np.int64)  # K >= rows: no evictions
     size = 0
     occupancy = 0
     misses = compulsory = coherence = 0

@@ -7,6 +7,7 @@ mapping (the member of a discriminated union whose ``kind`` matches).
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from collections.abc import Iterator
@@ -19,13 +20,29 @@ __all__ = ["coerced_booleans", "field_annotation", "members", "nested_model"]
 
 def field_annotation(model: type[BaseModel] | None, key: str) -> Any:
     """The annotation of ``model``'s field ``key`` (None: no model or no such field)."""
-    if model is None or key not in model.model_fields:
-        return None
-    return model.model_fields[key].annotation
+    return None if model is None else _annotations(model).get(key)
+
+
+@functools.lru_cache(maxsize=256)
+def _annotations(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's fields' annotations, read once (pydantic builds ``model_fields`` per access)."""
+    return {name: info.annotation for name, info in model.model_fields.items()}
 
 
 def members(annotation: Any) -> list[Any]:
     """The alternatives of a union (through ``Annotated`` and ``Optional``), else itself."""
+    try:
+        return list(_members(annotation))
+    except TypeError:  # an annotation that cannot be hashed
+        return _members_of(annotation)
+
+
+@functools.lru_cache(maxsize=1024)
+def _members(annotation: Any) -> tuple[Any, ...]:
+    return tuple(_members_of(annotation))
+
+
+def _members_of(annotation: Any) -> list[Any]:
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
         return members(typing.get_args(annotation)[0])

@@ -5,6 +5,7 @@ classes below to HTTP status codes in one place (``heraldbench.api``)::
 
     HeraldbenchError
     ├── SpecError(ValueError)            a spec or knob is invalid            -> 422
+    │   └── SpecFieldError               ... with each problem's field and value
     ├── DataError(ValueError)            a dataset cannot be read             -> 422
     │   ├── TraceFormatError             a malformed line, with file and line
     │   └── ProfileError                 a bad workload profile, with file and field
@@ -13,12 +14,13 @@ classes below to HTTP status codes in one place (``heraldbench.api``)::
     ├── CapacityError(ValueError)        a cache cannot hold what it must     -> 422
     ├── UnavailableError(ConnectionError)  a Dask scheduler or tracking server
     │                                      cannot be reached                  -> 503
-    └── InvariantViolation(AssertionError)  the simulator broke DESIGN §2     -> 500
+    └── InvariantViolation(AssertionError)  the accounting broke     -> 500
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "CapacityError",
@@ -29,6 +31,7 @@ __all__ = [
     "NotFoundError",
     "ProfileError",
     "SpecError",
+    "SpecFieldError",
     "TraceFormatError",
     "UnavailableError",
     "UnknownNameError",
@@ -41,6 +44,18 @@ class HeraldbenchError(Exception):
 
 class SpecError(HeraldbenchError, ValueError):
     """An experiment spec, or a knob passed to a constructor, is invalid."""
+
+
+class SpecFieldError(SpecError):
+    """A spec error whose problems are known field by field.
+
+    Attributes:
+        problems: ``{"field": dotted path, "message": str, "value": the value given}`` each.
+    """
+
+    def __init__(self, problems: list[dict[str, Any]]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{p['field']}: {p['message']}" for p in problems))
 
 
 class DataError(HeraldbenchError, ValueError):

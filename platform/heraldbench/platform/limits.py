@@ -4,12 +4,14 @@
 
 * a dataset file that is missing, a folder or anything but a regular file (a FIFO would block a
   worker forever), and a prepared dataset without its manifest;
+* a ``time_profile`` or workload profile that is not a readable profile of its kind;
 * a trace whose iterations × workers overflow the simulator's int32 markers (``dataset.samples``);
-* a cache that cannot hold one worker's ids of one iteration (``cluster.batch_size`` × fields),
+* a cache that cannot hold one worker's ids of one iteration (``cluster.batch_size`` × fields);
+* a run that needs more memory than a worker has (resources.py),
 
 using only what the spec and the dataset's metadata say: nothing is generated or read in full.
-The service calls it after confining paths to its data folders; the CLI before it starts a
-cluster. The run-time checks (``sim._simulator``) stay as the last line of defence.
+The service calls it after confining paths to its data folders (paths.py); the CLI before it
+starts a cluster. The run-time checks (``sim._simulator``) stay as the last line of defence.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from heraldbench.platform.exceptions import DataError, SpecError
+from heraldbench.platform.exceptions import DataError, ProfileError, SpecError, SpecFieldError
 
 __all__ = [
     "MARKER_LIMIT", "TraceFacts", "check_dataset_file", "check_runnable", "dataset_facts",
@@ -96,21 +98,59 @@ def dataset_facts(dataset: Any) -> TraceFacts:
     check_dataset_file(dataset)
     try:
         return trace_facts(dataset)
+    except ProfileError as exc:
+        raise _file_problem("dataset.profile", exc) from None
     except DataError as exc:
         raise SpecError(f"dataset: {exc}") from None
 
 
-def check_runnable(spec: Any, facts: TraceFacts | None = None) -> None:
+def _file_problem(field: str, exc: ProfileError) -> SpecFieldError:
+    where = f" (field {exc.field})" if exc.field else ""
+    return SpecFieldError([{"field": field, "message": f"{exc.reason}{where}", "value": exc.path}])
+
+
+def check_runnable(
+    spec: Any,
+    facts: TraceFacts | None = None,
+    memory: int | None = None,
+    entries: list[str] | None = None,
+) -> None:
     """Refuse ``spec`` (an ExperimentSpec) when it cannot run (module docstring).
 
     Args:
         spec: the validated spec; its dataset path, if any, is the one to check.
         facts: :func:`dataset_facts` of its dataset, when the caller has them already.
+        memory: bytes one run may use (default: this machine's memory).
+        entries: where each scheduler entry is in the submitted document (default
+            ``schedulers.<i>``), for the fields a refusal names.
 
     Raises:
         SpecError: naming the field at fault.
     """
+    from heraldbench.platform.resources import check_memory, machine_memory
+
     facts = facts or dataset_facts(spec.dataset)
+    _check_time_profile(spec)
+    _check_shape(spec, facts)
+    budget = machine_memory() if memory is None else memory
+    for index, entry in enumerate(spec.schedulers):
+        run = spec.model_copy(update={"schedulers": [entry]})
+        where = entries[index] if entries else f"schedulers.{index}"
+        check_memory(run, facts, budget, entry=where)
+
+
+def _check_time_profile(spec: Any) -> None:
+    if spec.time_profile is None:
+        return
+    from heraldbench.platform.timeprofile import load_time_profile
+
+    try:
+        load_time_profile(spec.time_profile)
+    except ProfileError as exc:
+        raise _file_problem("time_profile", exc) from None
+
+
+def _check_shape(spec: Any, facts: TraceFacts) -> None:
     workers, batch = spec.cluster.workers, spec.cluster.batch_size
     if facts.samples is not None and facts.samples // (workers * batch) * workers >= MARKER_LIMIT:
         raise SpecError(

@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import core_schema
 
 from heraldbench.platform._fields import coerced_booleans
@@ -25,11 +34,12 @@ from heraldbench.platform.data.movielens import MovieLensSpec
 from heraldbench.platform.data.prepared import PreparedSpec
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
-from heraldbench.platform.documents import read_document
+from heraldbench.platform.documents import check_document, read_document
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.paths import NamesFile
 from heraldbench.platform.schedulers import SchedulerSpecBase, registered, validate_spec
 from heraldbench.platform.tuning import TuningSpec, check_tuning
-from heraldbench.platform.units import BYTES_PER_VALUE, parse_bytes
+from heraldbench.platform.units import BYTES_PER_VALUE, MAX_BYTES, parse_bytes
 
 __all__ = [
     "CacheSpec",
@@ -42,6 +52,7 @@ __all__ = [
     "format_validation_error",
     "load_spec",
     "parse_spec",
+    "spec_with",
 ]
 
 DatasetSpec = Annotated[
@@ -97,8 +108,10 @@ class ClusterSpec(_Strict):
 class CacheSpec(_Strict):
     """Per-worker cache capacity: exactly one of a row count, a byte budget or a ratio of rows."""
 
-    rows: int | None = Field(None, ge=1)
-    bytes: int | str | None = Field(None, description="e.g. '1.6GiB', at the embedding dim")
+    rows: int | None = Field(None, ge=1, le=MAX_BYTES)
+    bytes: int | str | None = Field(
+        None, description="e.g. '1.6GiB', at the embedding dim; at most 4 EiB (2**62 bytes)"
+    )
     ratio: float | None = Field(None, gt=0, le=1, description="share of all embedding rows")
     policy: Literal["lru", "lfu"] = "lru"
 
@@ -199,19 +212,10 @@ class ExperimentSpec(_Strict):
     )
     train: TrainSpec | None = Field(None, description="training settings (heraldbench train)")
     tuning: TuningSpec | None = Field(None, description="what `heraldbench tune` searches")
-    time_profile: str | None = Field(
+    time_profile: Annotated[str | None, NamesFile()] = Field(
         None, description="a measured hardware profile (YAML of `heraldbench profile-cluster`); "
         "each run's modelled time then includes it, next to the named profiles",
     )  # fmt: skip
-
-    @field_validator("time_profile")
-    @classmethod
-    def _profile_readable(cls, value: str | None) -> str | None:
-        if value is not None:
-            from heraldbench.platform.timeprofile import load_time_profile
-
-            load_time_profile(value)  # a ProfileError names the file and its bad field
-        return value
 
     @field_validator("schedulers")
     @classmethod
@@ -246,6 +250,7 @@ def parse_spec(data: Any) -> ExperimentSpec:
     """Validate a spec given as a mapping; raise :class:`SpecError` naming each bad field."""
     if not isinstance(data, dict):
         raise SpecError(f"a spec must be a mapping of fields, got {type(data).__name__}")
+    check_document(data)
     for path, problem in coerced_booleans(data, ExperimentSpec):
         raise SpecError(f"{path}: {problem}")
     try:
@@ -254,13 +259,50 @@ def parse_spec(data: Any) -> ExperimentSpec:
         raise SpecError("invalid experiment spec:\n" + format_validation_error(exc)) from exc
 
 
+#: Top-level fields whose rules reach other fields (ExperimentSpec's model validators): a spec
+#: changing them is validated whole.
+_WHOLE_SPEC_FIELDS = frozenset({"schedulers", "tuning"})
+
+
+@lru_cache(maxsize=None)
+def _part(field: str) -> type[BaseModel]:
+    """A model of ``field`` alone, validated as it is inside an ExperimentSpec."""
+    info = ExperimentSpec.model_fields[field]
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        f"ExperimentSpec.{field}", __config__=ConfigDict(extra="forbid", frozen=True),
+        **{field: (info.annotation, info)},
+    )  # fmt: skip
+
+
+def spec_with(base: ExperimentSpec, changes: dict[str, Any]) -> ExperimentSpec:
+    """``base`` with top-level fields set from ``changes`` (as a document gives them), each
+    validated as :func:`parse_spec` would validate it in the whole spec, which is the same
+    unless a rule spans fields: then (a tuning section, schedulers) the whole spec is. The
+    values come from a document :func:`check_document` passed.
+
+    Raises:
+        SpecError: naming each bad field, as :func:`parse_spec`.
+    """
+    if base.tuning is not None or _WHOLE_SPEC_FIELDS & changes.keys():
+        return parse_spec({**base.model_dump(mode="json", exclude_unset=True), **changes})
+    for path, problem in coerced_booleans(changes, ExperimentSpec):
+        raise SpecError(f"{path}: {problem}")
+    updates = {}
+    for field, value in changes.items():
+        if field not in ExperimentSpec.model_fields:
+            return parse_spec({**base.model_dump(mode="json", exclude_unset=True), **changes})
+        try:
+            updates[field] = getattr(_part(field).model_validate({field: value}), field)
+        except ValidationError as exc:
+            raise SpecError("invalid experiment spec:\n" + format_validation_error(exc)) from exc
+    return base.model_copy(update=updates)
+
+
 def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and validate a YAML or JSON spec file, and check it can run (limits.py)."""
-    data = read_document(path)
-    spec = parse_spec(data)
-    if isinstance(spec.dataset, SyntheticProfileSpec):
-        spec.dataset.check()  # a local file: refuse a missing or bad profile before any work
+    """Read and validate a YAML or JSON spec file, and check it can run (limits.py): the files
+    it names, a batch the cache cannot hold, the memory it needs."""
+    spec = parse_spec(read_document(path))
     from heraldbench.platform.limits import check_runnable
 
-    check_runnable(spec)  # a missing dataset file, a batch the cache cannot hold, ...
+    check_runnable(spec)
     return spec

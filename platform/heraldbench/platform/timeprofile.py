@@ -22,6 +22,7 @@ Each link is a least-squares fit of ``seconds = latency + bytes / bandwidth`` ov
 
 from __future__ import annotations
 
+import stat
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +31,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from heraldbench.platform.documents import read_problem
 from heraldbench.platform.exceptions import ProfileError, SpecError
 from heraldbench.platform.timemodel import Collectives, ComputeModel, HardwareProfile
 
@@ -137,10 +139,12 @@ def load_time_profile(path: str | Path) -> HardwareProfile:
     """
     path = Path(path)
     try:
-        stamp = path.stat().st_mtime_ns
-    except OSError as exc:
-        raise ProfileError(path, None, f"cannot read it: {exc.strerror or exc}") from None
-    return _load(str(path.resolve()), stamp)
+        info = path.stat()
+    except (OSError, ValueError) as exc:
+        raise ProfileError(path, None, f"cannot read it: {read_problem(exc)}") from None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+        raise ProfileError(path, None, "is not a regular file")
+    return _load(str(path.resolve()), info.st_mtime_ns)
 
 
 @lru_cache(maxsize=16)
@@ -148,7 +152,7 @@ def _load(path: str, stamp: int) -> HardwareProfile:  # stamp: re-read a rewritt
     try:
         data = yaml.safe_load(Path(path).read_text())
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ProfileError(path, None, f"not a readable YAML file: {exc}") from None
+        raise ProfileError(path, None, f"not a readable YAML file: {read_problem(exc)}") from None
     return to_hardware_profile(_validated(Path(path), data), path)
 
 
@@ -156,7 +160,7 @@ def _validated(path: Path, data: Any) -> _Document:
     if not isinstance(data, dict):
         raise ProfileError(path, None, f"a profile is a mapping, got {type(data).__name__}")
     if data.get("format") != FORMAT:
-        raise ProfileError(path, "format", f"expected {FORMAT!r}, got {data.get('format')!r}")
+        raise ProfileError(path, "format", f"not a hardware profile (format {FORMAT!r})")
     if isinstance(data.get("version"), int) and data["version"] > VERSION:
         raise ProfileError(path, "version", f"{data['version']} is newer than {VERSION}; "
                            "upgrade heraldbench")  # fmt: skip
@@ -165,7 +169,7 @@ def _validated(path: Path, data: Any) -> _Document:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ProfileError(path, where, f"{first['msg']} (got {first.get('input')!r})") from None
+        raise ProfileError(path, where, first["msg"]) from None  # the file's text is not echoed
 
 
 def to_hardware_profile(doc: _Document, source: str) -> HardwareProfile:

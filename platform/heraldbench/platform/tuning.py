@@ -60,6 +60,10 @@ __all__ = [
 ]
 
 MIB = 2**20
+#: Trials a study adds at once, and what counts trials (start-up, population) within it.
+MAX_TRIALS = 10_000
+#: Values a categorical search lists.
+MAX_CHOICES = 1_000
 Metric = Literal["traffic", "time", "cache_memory", "auc", "logloss"]
 Scalar = bool | int | float | str | None
 CACHE_NAMES = ("rows", "bytes", "ratio", "policy")
@@ -125,7 +129,7 @@ class ParamRange(_Strict):
     step: int | float | None = Field(None, gt=0)
     log: bool = False
     choices: list[Scalar] | None = Field(
-        None, min_length=1, json_schema_extra={"uniqueItems": True}
+        None, min_length=1, max_length=MAX_CHOICES, json_schema_extra={"uniqueItems": True}
     )
 
     @field_validator("low", "high", mode="before")
@@ -241,9 +245,13 @@ class SamplerSpec(_Strict):
     """Optuna's sampler, always seeded (trial task i of a run uses ``seed`` + trials before + i)."""
 
     kind: Literal["tpe", "random", "nsga2"] = "tpe"
-    seed: int = Field(0, ge=0)
-    startup_trials: int = Field(10, ge=0, description="tpe: random trials before the model")
-    population: int = Field(50, ge=2, description="nsga2: population per generation")
+    seed: int = Field(0, ge=0, le=2**63 - 1)
+    startup_trials: int = Field(
+        10, ge=0, le=MAX_TRIALS, description="tpe: random trials before the model"
+    )
+    population: int = Field(
+        50, ge=2, le=MAX_TRIALS, description="nsga2: population per generation"
+    )
 
 
 class PruningSpec(_Strict):
@@ -251,20 +259,26 @@ class PruningSpec(_Strict):
 
     kind: Literal["none", "median", "percentile"] = "none"
     percentile: float = Field(25.0, gt=0, lt=100, description="percentile: keep the best p%")
-    startup_trials: int = Field(2, ge=0, description="trials that finish before any is pruned")
-    warmup_evaluations: int = Field(1, ge=1, description="evaluations before a trial may stop")
+    startup_trials: int = Field(
+        2, ge=0, le=MAX_TRIALS, description="trials that finish before any is pruned"
+    )
+    warmup_evaluations: int = Field(
+        1, ge=1, le=1_000_000, description="evaluations before a trial may stop"
+    )
 
 
 class TuningSpec(_Strict):
     """What a study searches (``space``), for what (``objectives``, ``constraints``), how long."""
 
     scheduler: str | None = Field(None, description="kind of the schedulers entry to tune")
-    space: dict[str, ParamRange] = Field(min_length=1)
+    space: dict[str, ParamRange] = Field(min_length=1, max_length=64)
     objectives: list[ObjectiveSpec] = Field(
         min_length=1, max_length=4, json_schema_extra={"uniqueItems": True}
     )
     constraints: list[ConstraintSpec] = []
-    trials: int = Field(20, ge=1, le=10_000, description="trials to add per run of the study")
+    trials: int = Field(
+        20, ge=1, le=MAX_TRIALS, description="trials to add per run of the study"
+    )
     parallel: int | None = Field(None, ge=1, le=1024, description="trials at once (all workers)")
     sampler: SamplerSpec = SamplerSpec()
     pruning: PruningSpec = PruningSpec()

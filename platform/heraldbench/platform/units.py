@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["BYTES_PER_VALUE", "format_bytes", "parse_bytes"]
+__all__ = ["BYTES_PER_VALUE", "MAX_BYTES", "format_bytes", "parse_bytes"]
 
 #: Embedding values are fp32 throughout (DESIGN §2: bytes = rows × dim × 4).
 BYTES_PER_VALUE = 4
@@ -16,6 +16,11 @@ _UNITS = {
     "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 }
 _PATTERN = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([a-zA-Z]*)\s*$")
+
+
+#: The largest byte size a spec may give (4 EiB): every size then fits a signed 64-bit integer,
+#: in the database, numpy and numba alike, with room for arithmetic.
+MAX_BYTES = 2**62
 
 
 def parse_bytes(value: int | float | str) -> int:
@@ -43,6 +48,8 @@ def parse_bytes(value: int | float | str) -> int:
     size = int(number * _UNITS[unit])
     if size <= 0:
         raise ValueError(f"a byte size must be positive, got {value!r}")
+    if size > MAX_BYTES:
+        raise ValueError(f"a byte size must be at most 4 EiB (2**62 bytes), got {value!r}")
     return size
 
 

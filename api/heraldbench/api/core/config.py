@@ -24,6 +24,8 @@ HERALDBENCH_MAX_BODY_BYTES      largest request body accepted (default 1 MiB; la
 HERALDBENCH_TRUSTED_HOSTS       Host names the service answers (comma-separated; default the
                                 loopback names localhost, 127.0.0.1, ::1; ``*`` for any)
 HERALDBENCH_DASHBOARD_ADDRESS   the LocalCluster's Dask dashboard (default 127.0.0.1:8787)
+HERALDBENCH_RUN_MEMORY          memory one run may use (``8GiB``); unset = the smallest Dask
+                                worker's memory limit, else this machine's memory
 ==============================  =====================================================
 """
 
@@ -96,6 +98,15 @@ class Settings(BaseSettings):
         1024 * 1024, ge=1024, validation_alias=_env("HERALDBENCH_MAX_BODY_BYTES")
     )
     web_dir: Path | None = Field(None, validation_alias=_env("HERALDBENCH_WEB_DIR"))
+    #: Bytes one run may use; submissions whose estimate is larger are refused (resources.py).
+    run_memory: int | None = Field(None, validation_alias=_env("HERALDBENCH_RUN_MEMORY"))
+
+    @field_validator("run_memory", mode="before")
+    @classmethod
+    def _byte_size(cls, value: object) -> object:
+        from heraldbench.platform.units import parse_bytes
+
+        return parse_bytes(value) if isinstance(value, str) and value.strip() else value or None
 
     @field_validator("data_dirs", mode="before")
     @classmethod

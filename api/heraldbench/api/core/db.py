@@ -7,10 +7,13 @@ lose an update:
   ``BEGIN IMMEDIATE`` (the write lock at the start, so a transaction that read a row never meets
   ``SQLITE_BUSY_SNAPSHOT`` when it writes, which the busy timeout would not retry). Read sessions
   start a deferred transaction and never block writers.
-* A SQLite file deleted or replaced under a running service is detected: the database remembers
-  the file it opened (device and inode), :meth:`Database.check_file` raises
-  :class:`~heraldbench.platform.exceptions.UnavailableError` (503) once it is gone, health reports
-  it, and every write session refuses to start, rather than writing into a deleted file.
+* A SQLite file deleted, replaced or damaged under a running service is detected: the database
+  remembers the file it opened (device and inode) and watches its integrity (integrity.py);
+  :meth:`Database.check_file` raises :class:`~heraldbench.platform.exceptions.UnavailableError`
+  (503) once it is gone or damaged, health reports it, and every session refuses to start,
+  rather than writing into a deleted file or serving a damaged one.
+* A service started on a damaged file opens it *degraded* (:meth:`Database.open`): every
+  session is refused with the problem and how to recover, instead of the service not starting.
 * PostgreSQL runs at READ COMMITTED; code that updates an experiment's progress locks the
   experiment row first (``SELECT ... FOR UPDATE``, ignored by SQLite), always experiment before run.
 """
@@ -25,8 +28,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sqlalchemy import JSON, Engine, create_engine, event, make_url, text
+from sqlalchemy.exc import DatabaseError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
+from heraldbench.api.core.integrity import IntegrityWatch, recovery_hint, sqlite_problem
 from heraldbench.platform.exceptions import UnavailableError
 
 __all__ = ["Base", "Database", "forget_worker_database", "make_engine", "worker_database"]
@@ -115,6 +120,25 @@ class Database:
 
     url: str
     engine: Engine
+    #: Why the database cannot be used at all (a damaged file found at start), or None.
+    broken: str | None = None
+
+    @classmethod
+    def open(cls, url: str, **engine_kwargs: Any) -> Database:
+        """:meth:`connect`, or a degraded database refusing every session when the SQLite
+        file is damaged (the service starts and says what is wrong and how to recover)."""
+        path = _sqlite_file(_normalise(url))
+        try:
+            database = cls.connect(url, **engine_kwargs)
+            problem = sqlite_problem(path, _table_names()) if path else None
+        except DatabaseError as exc:
+            if path is None:
+                raise
+            database = cls(_normalise(url), make_engine(url, **engine_kwargs))
+            problem = sqlite_problem(path, _table_names()) or f"cannot be opened ({exc.orig})"
+        if problem is not None:
+            database.broken = f"the app database {path} {problem}; {recovery_hint(path)}"
+        return database
 
     @classmethod
     def connect(cls, url: str, **engine_kwargs: Any) -> Database:
@@ -138,15 +162,25 @@ class Database:
     def remember_file(self) -> None:
         """Note the SQLite file as it is now: the one :meth:`check_file` expects to find."""
         self._identity = _identity(self.file) if self.file else None
+        self._watch = IntegrityWatch(self.file, _table_names()) if self.file else None
 
     def check_file(self) -> None:
-        """Raise :class:`UnavailableError` if the SQLite file opened is gone or was replaced."""
-        if self.file is None or self._identity is None:
+        """Raise :class:`UnavailableError` if the SQLite file opened is gone, was replaced or
+        is damaged (or was damaged when the service started)."""
+        if self.broken is not None:
+            raise UnavailableError(self.broken)
+        if self.file is None or self._identity is None or self._watch is None:
             return
         if _identity(self.file) != self._identity:
             raise UnavailableError(
                 f"the app database {self.file} was deleted or replaced while the service ran; "
                 "writes are refused: restore the file, or restart the service to start afresh"
+            )
+        problem = self._watch.check()
+        if problem is not None:
+            raise UnavailableError(
+                f"the app database {self.file} {problem}; sessions are refused: "
+                f"{recovery_hint(self.file)}"
             )
 
     @property
@@ -156,6 +190,7 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Session]:
         """A session for queries (its transaction is rolled back on exit)."""
+        self.check_file()
         with self._read() as session:
             yield session
 
@@ -174,6 +209,12 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+def _table_names() -> set[str]:
+    from heraldbench.api import models  # noqa: F401 - registers the tables on Base
+
+    return set(Base.metadata.tables)
 
 
 def _sqlite_file(url: str) -> str | None:

@@ -20,9 +20,8 @@ from heraldbench.api.deps import (
     require_read,
     require_write,
 )
-from heraldbench.api.errors import SpecFieldError
 from heraldbench.api.models import Dataset, Status
-from heraldbench.api.planning import confine_path, is_file
+from heraldbench.api.planning import confine_file
 from heraldbench.api.routes.common import ERRORS, WRITE_ERRORS, RowId
 from heraldbench.api.schemas import Accepted, DatasetCreate, DatasetOut, DatasetsPage
 from heraldbench.api.views import dataset_out
@@ -34,17 +33,7 @@ router = APIRouter(route_class=StrictJSONRoute, prefix="/datasets", tags=["datas
 
 
 def _register(db: Database, settings: Settings, body: DatasetCreate) -> tuple[int, str]:
-    path = confine_path(body.path, settings, "path")
-    if not is_file(path):
-        raise SpecFieldError(
-            [
-                {
-                    "field": "path",
-                    "value": body.path,
-                    "message": f"{path} is not a file (the path tried, under the data folders)",
-                }
-            ]
-        )
+    path = confine_file(body.path, settings, "path")
     options = {"frequency_threshold": body.frequency_threshold, "max_samples": body.max_samples}
     key = new_key("dataset")
     with db.write() as session:

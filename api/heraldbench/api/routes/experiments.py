@@ -14,6 +14,7 @@ from heraldbench.api import crud
 from heraldbench.api.deps import (
     DatabaseDep,
     DispatcherDep,
+    RunMemoryDep,
     SettingsDep,
     require_read,
     require_write,
@@ -69,11 +70,12 @@ async def submit_experiment(
     db: DatabaseDep,
     dispatcher: DispatcherDep,
     settings: SettingsDep,
+    memory: RunMemoryDep,
     idempotency_key: IdempotencyKey = None,
 ) -> Accepted:
     """Validate, store (one transaction) and hand every run to Dask; 202 with its location."""
     request.state.document = document  # lets a 422 name fields by the submitted document
-    grid = await run_in_threadpool(plan_experiment, document, settings)  # refuses big grids
+    grid = await run_in_threadpool(plan_experiment, document, settings, memory)
     experiment_id, refs, created = await run_in_threadpool(
         crud.create_experiment, db, grid=grid, document=document, client_key=idempotency_key
     )

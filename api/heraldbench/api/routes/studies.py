@@ -37,12 +37,14 @@ from heraldbench.api.crud import new_key
 from heraldbench.api.deps import (
     DatabaseDep,
     DispatcherDep,
+    RunMemoryDep,
     SettingsDep,
     require_read,
     require_write,
 )
 from heraldbench.api.models import Status, Study
 from heraldbench.api.openapi import SPEC_REF
+from heraldbench.api.planning import plan_study
 from heraldbench.api.routes.common import ERRORS, WRITE_ERRORS, RowId
 from heraldbench.api.schemas import Accepted, Message, StudiesPage, StudyOut
 from heraldbench.api.views import study_out
@@ -106,14 +108,16 @@ async def submit_study(
     db: DatabaseDep,
     settings: SettingsDep,
     dispatcher: DispatcherDep,
+    memory: RunMemoryDep,
 ) -> Accepted:
     """Start a tuning study (501 until the tuning pipeline is installed)."""
     tune = tuning_pipeline()
     if tune is None:
         raise HTTPException(status_code=501, detail=NOT_IMPLEMENTED)
     request.state.document = document
-    checked = await run_in_threadpool(tune.validate, document)
-    study_id, key = await run_in_threadpool(_create, db, document, checked)
+    _, stored = await run_in_threadpool(plan_study, document, settings, memory)
+    checked = await run_in_threadpool(tune.validate, stored)
+    study_id, key = await run_in_threadpool(_create, db, stored, checked)
     dispatcher.submit_job(
         worker.run_study, study_id, key, settings.resolved_optuna_storage,
         settings.resolved_tracking_uri,

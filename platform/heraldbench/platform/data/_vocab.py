@@ -23,16 +23,17 @@ from collections.abc import Callable, Generator
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Annotated, Any, BinaryIO, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
-from pydantic import field_validator
+from pydantic import Field
 
 from heraldbench.platform.data._trace import DatasetSpecBase, InMemoryTrace, TableLayout
 from heraldbench.platform.exceptions import DataError, TraceFormatError
+from heraldbench.platform.paths import NamesFile
 
 __all__ = [
     "MISSING_ROW",
@@ -70,24 +71,10 @@ class RawFileSpec(DatasetSpecBase):
             "skip" drops malformed lines and counts them in ``info["malformed_skipped"]``.
     """
 
-    path: Path
-    frequency_threshold: int = 0
-    max_samples: int | None = None
+    path: Annotated[Path, NamesFile()]
+    frequency_threshold: int = Field(0, ge=0, le=2**63 - 1)
+    max_samples: int | None = Field(None, ge=1, le=2**63 - 1, description="null: all")
     on_malformed: Literal["error", "skip"] = "error"
-
-    @field_validator("frequency_threshold")
-    @classmethod
-    def _threshold_not_negative(cls, value: int) -> int:
-        if value < 0:
-            raise ValueError(f"frequency_threshold must be >= 0, got {value}")
-        return value
-
-    @field_validator("max_samples")
-    @classmethod
-    def _max_samples_positive(cls, value: int | None) -> int | None:
-        if value is not None and value <= 0:
-            raise ValueError(f"max_samples must be positive (or null for all), got {value}")
-        return value
 
     def _base_info(self) -> dict[str, Any]:
         return {"kind": getattr(self, "kind", "?"), "path": str(self.path)}

@@ -18,11 +18,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pyarrow.parquet as pq
-from pydantic import field_validator
+from pydantic import Field
 
 from heraldbench.platform.data._trace import (
     ROW_ID_DTYPE,
@@ -32,6 +32,7 @@ from heraldbench.platform.data._trace import (
     TraceSource,
 )
 from heraldbench.platform.exceptions import DataError
+from heraldbench.platform.paths import NamesFile
 
 __all__ = [
     "FORMAT",
@@ -77,15 +78,8 @@ class PreparedSpec(DatasetSpecBase):
     """
 
     kind: Literal["prepared"] = "prepared"
-    path: Path
-    max_samples: int | None = None
-
-    @field_validator("max_samples")
-    @classmethod
-    def _max_samples_positive(cls, value: int | None) -> int | None:
-        if value is not None and value <= 0:
-            raise ValueError(f"max_samples must be positive (or null for all), got {value}")
-        return value
+    path: Annotated[Path, NamesFile("folder")]
+    max_samples: int | None = Field(None, ge=1, le=2**63 - 1, description="null: all")
 
     def open(self) -> PreparedTrace:
         """Read the manifest; shards are read lazily, one at a time, as the trace is consumed."""

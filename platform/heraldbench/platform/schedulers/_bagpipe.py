@@ -33,9 +33,11 @@ class BagPipeSpec(SchedulerSpecBase):
     """
 
     kind: Literal["bagpipe"] = "bagpipe"
+    held_knobs = ("lookahead",)
     lookahead: int = Field(
-        200, ge=1, description="L: batches the oracle sees, the current one included (BagPipe: 200)"
-    )
+        200, ge=1, le=1_000_000,
+        description="L: batches the oracle sees, the current one included (BagPipe: 200)",
+    )  # fmt: skip
     cleanup_proportion: float = Field(
         0.25, gt=0.0, le=1.0,
         description="evict/prefetch every max(1, int(proportion × L)) iterations (BagPipe: 0.25)",

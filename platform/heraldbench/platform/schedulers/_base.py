@@ -64,6 +64,13 @@ class SchedulerSpecBase(BaseModel):
     """Base of every scheduler spec: a ``kind`` tag plus the scheduler's knobs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    #: Knobs counting batches of the trace the scheduler holds ahead of the one it runs (its
+    #: look-ahead windows): what they cost in memory is estimated before a run (resources.py).
+    held_knobs: ClassVar[tuple[str, ...]] = ()
+
+    def held_batches(self) -> int:
+        """Batches held ahead of the one running (:attr:`held_knobs` added up)."""
+        return sum(int(getattr(self, name)) for name in self.held_knobs)
 
     def knobs(self) -> dict[str, Any]:
         return self.model_dump(exclude={"kind"})

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from heraldbench.platform.data import SampleChunk, SpilledTrace, TraceSource
 from heraldbench.platform.exceptions import DataError
@@ -71,6 +71,18 @@ class FAESpec(SchedulerSpecBase):
         switch_period: None switches from cold to hot once; r alternates ≤ r cold, ≤ r hot.
         allreduce: ``dense`` all-reduces |H| rows per hot batch, ``sparse`` the batch's rows.
     """
+
+    #: One hot size (the validators below), as JSON Schema says it (the OpenAPI document): not
+    #: both given, and not hot_ratio null without a hot_budget.
+    model_config = ConfigDict(json_schema_extra={
+        "not": {"required": ["hot_ratio", "hot_budget"],
+                "properties": {"hot_ratio": {"not": {"type": "null"}},
+                               "hot_budget": {"not": {"type": "null"}}}},
+        "anyOf": [
+            {"not": {"required": ["hot_ratio"], "properties": {"hot_ratio": {"type": "null"}}}},
+            {"required": ["hot_budget"], "properties": {"hot_budget": {"not": {"type": "null"}}}},
+        ],
+    })  # fmt: skip
 
     kind: Literal["fae"] = "fae"
     hot_ratio: float | None = Field(

@@ -17,6 +17,7 @@ __all__ = ["Herald", "HeraldSpec"]
 
 class HeraldSpec(SchedulerSpecBase):
     kind: Literal["herald"] = "herald"
+    held_knobs = ("lookahead",)
     lookahead: int = lookahead_field()
 
 

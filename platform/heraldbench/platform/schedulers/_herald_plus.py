@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
@@ -26,7 +26,14 @@ __all__ = ["HeraldPlus", "HeraldPlusSpec"]
 
 
 class HeraldPlusSpec(SchedulerSpecBase):
+    #: _direct_needs_lookahead_one, as JSON Schema says it (the OpenAPI document).
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"required": ["direct_transfer"], "properties": {"direct_transfer": {"const": False}}},
+        {"properties": {"lookahead": {"const": 1}}},
+    ]})  # fmt: skip
+
     kind: Literal["herald-plus"] = "herald-plus"
+    held_knobs = ("lookahead", "replacement_window")
     lookahead: int = Field(1, ge=1, le=64, description="on-demand sync window (iterations)")
     replacement_window: int = Field(
         8, ge=0, le=1024, description="future batches whose rows eviction passes over; 0 = LRU"

@@ -12,6 +12,7 @@ __all__ = ["HeraldSyncOnly", "HeraldSyncOnlySpec"]
 
 class HeraldSyncOnlySpec(SchedulerSpecBase):
     kind: Literal["herald-sync-only"] = "herald-sync-only"
+    held_knobs = ("lookahead",)
     lookahead: int = lookahead_field()
 
 

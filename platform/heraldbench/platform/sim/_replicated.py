@@ -160,7 +160,8 @@ class _Run:
         self.iterations = trace.num_samples // scheduler.global_batch
         rows = trace.layout.total_rows
         width = scheduler.global_batch * self.fields
-        self.window = _Window(self.lookahead + 1, width, rows)
+        # the window never holds more batches than the trace has (a longer L sees them all)
+        self.window = _Window(min(self.lookahead, self.iterations) + 1, width, rows)
         self.state = np.zeros(rows, np.uint8)
         self.occupancy = np.zeros(1, np.int64)
         self.pending = np.zeros(min(capacity, rows), np.int32)

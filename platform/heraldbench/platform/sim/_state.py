@@ -9,6 +9,8 @@ LRU: 3.0 GB, HET included.
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,7 +20,7 @@ from heraldbench.platform.schedulers import CacheView
 from heraldbench.platform.sim import _eviction as ev
 from heraldbench.platform.sim._bundles import Evictor, RowState, Touches
 
-__all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype"]
+__all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype", "row_record_dtype"]
 
 POLICIES = {"lru": ev.POLICY_LRU, "lfu": ev.POLICY_LFU, "lfuopt": ev.POLICY_LFUOPT}
 _LINE = 64  # bytes in a CPU cache line
@@ -171,6 +173,19 @@ def row_records(
     and a bound below 127 (HET's default is 100), else take it to an aligned pair of lines. The
     kernels see each field as a strided array view. Zero-filled, as every field starts.
     """
+    dtype = row_record_dtype(workers, clocks, window)
+    size = dtype.itemsize
+    align = 2 * _LINE if size % (2 * _LINE) == 0 else _LINE  # pairs of lines stay pairs
+    raw = np.zeros(rows * size + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start : start + rows * size].view(dtype)
+
+
+@functools.lru_cache(maxsize=64)
+def row_record_dtype(
+    workers: int, clocks: type[np.signedinteger] | None = None, window: bool = False
+) -> np.dtype:
+    """The record of :func:`row_records`, padded to whole cache lines."""
     mdt = mask_dtype(workers)
     fields = [
         ("cached", mdt), ("valid", mdt), ("dirty", mdt), ("writers", mdt), ("partial", np.bool_),
@@ -182,17 +197,12 @@ def row_records(
     if window:
         fields += [("ahead", np.int32)]
     packed = np.dtype(fields, align=True)
-    size = -(-packed.itemsize // _LINE) * _LINE
-    dtype = np.dtype({
+    return np.dtype({
         "names": packed.names,
         "formats": [packed.fields[name][0] for name in packed.names],
         "offsets": [packed.fields[name][1] for name in packed.names],
-        "itemsize": size,
+        "itemsize": -(-packed.itemsize // _LINE) * _LINE,
     })  # fmt: skip
-    align = 2 * _LINE if size % (2 * _LINE) == 0 else _LINE  # pairs of lines stay pairs
-    raw = np.zeros(rows * size + align, np.uint8)
-    start = -raw.ctypes.data % align
-    return raw[start : start + rows * size].view(dtype)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from heraldbench.platform.documents import read_problem
 from heraldbench.platform.exceptions import ProfileError
 
 __all__ = [
@@ -356,11 +357,11 @@ def load_profile(path: str | Path) -> WorkloadProfile:
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(path, None, f"cannot be read: {getattr(exc, 'strerror', exc)}") from exc
+        raise ProfileError(path, None, f"cannot be read: {read_problem(exc)}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ProfileError(path, None, f"is not valid YAML: {exc}") from exc
+        raise ProfileError(path, None, f"is not valid YAML: {read_problem(exc)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise ProfileError(path, "format", f"is not a heraldbench workload profile ({FORMAT!r})")
     try:

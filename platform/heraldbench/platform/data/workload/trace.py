@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -31,6 +31,7 @@ from heraldbench.platform.data.workload.labels import DenseLabelModel, fill_dens
 from heraldbench.platform.data.workload.model import FAR_BIN, Kernels, compile_profile, table_sizes
 from heraldbench.platform.data.workload.schema import WorkloadProfile, load_profile
 from heraldbench.platform.exceptions import DataError, ProfileError
+from heraldbench.platform.paths import NamesFile
 
 __all__ = [
     "BUILTIN_PROFILES",
@@ -95,7 +96,9 @@ class SyntheticProfileSpec(DatasetSpecBase):
     """
 
     kind: Literal["synthetic"] = "synthetic"
-    profile: str = Field("criteo-kaggle", min_length=1, max_length=4096)
+    profile: Annotated[str, NamesFile(builtins=BUILTIN_PROFILES)] = Field(
+        "criteo-kaggle", min_length=1, max_length=4096
+    )
     samples: int = Field(gt=0, le=1 << 40, description="samples in the trace")
     seed: int = Field(0, ge=0, le=2**63 - 1, description="seed of everything random")
     #: Below a billionth, rescaling the profile's curves overflows a float (a 500, not a 422).
