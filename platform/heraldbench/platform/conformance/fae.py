@@ -46,8 +46,8 @@ _SAMPLE = (
     "draws int(percent/100 x samples) with the global np.random.randint"
 )
 _TIES = (
-    "ties at the threshold count: dlrm_input_profiler.py keeps the order of numpy's unstable "
-    "argsort (skew_table_array[:,2].argsort()[::-1]), the normative variant takes smaller ids"
+    "ties at the threshold count: dlrm_input_profiler.py keeps the order numpy's default "
+    "(unstable) argsort of the counts leaves them in, the normative variant takes smaller ids"
 )
 _UNSAMPLED = (
     "dlrm_input_profiler.py takes the first num_hot_emb rows of its sort whatever their count, "
