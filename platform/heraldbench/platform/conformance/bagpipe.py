@@ -71,20 +71,31 @@ def compare(
     ids = table_ids(trace)
     _check_takes(ids.shape[0] // scheduler.global_batch, scheduler.lookahead)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
+    rows = BatchRows(ids, scheduler.global_batch)
+    mine = _heraldbench_sets(spec, trace, scheduler, rows)  # a cache it refuses stops here
     result = _run_released(Path(reference), trace, ids, scheduler, cache_rows, Path(cache_dir))
     return _report(str(reference), checkout_commit(Path(reference)), spec, trace, scheduler,
-                   result)  # fmt: skip
+                   result, (rows, mine))  # fmt: skip
 
 
-def _report(reference: str, commit: str | None, spec: ExperimentSpec, trace: TraceSource,
-            scheduler: BagPipe, result: dict[str, np.ndarray]) -> SystemReport:  # fmt: skip
-    """heraldbench's ``scheduler`` on ``trace`` against the released oracle's ``result`` (the
-    driver's arrays)."""
-    rows = BatchRows(table_ids(trace), scheduler.global_batch)
+def _heraldbench_sets(spec: ExperimentSpec, trace: TraceSource, scheduler: BagPipe,
+                      rows: BatchRows) -> list[dict[str, Any]]:  # fmt: skip
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=spec.cache.policy,
                        consistency=spec.consistency)  # fmt: skip
-    mine = ours(stream, rows, scheduler.workers, scheduler.lookahead, scheduler.global_batch)
+    return ours(stream, rows, scheduler.workers, scheduler.lookahead, scheduler.global_batch)
+
+
+def _report(reference: str, commit: str | None, spec: ExperimentSpec, trace: TraceSource,
+            scheduler: BagPipe, result: dict[str, np.ndarray],
+            ours_done: tuple[BatchRows, list[dict[str, Any]]] | None = None) -> SystemReport:
+    """heraldbench's ``scheduler`` on ``trace`` (its sets, if ``ours_done``) against the
+    released oracle's ``result`` (the driver's arrays)."""
+    if ours_done is None:
+        rows = BatchRows(table_ids(trace), scheduler.global_batch)
+        ours_done = rows, _heraldbench_sets(spec, trace, scheduler, rows)
+    rows, mine = ours_done
+    cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     theirs = released(result, rows)
     setting = {
         "trace": trace.describe(), "workers": scheduler.workers,
