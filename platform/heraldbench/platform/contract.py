@@ -126,10 +126,18 @@ class OracleWindow:
     Attributes:
         lookahead: L, the batches ``[b, b+L)`` known when batch b runs (the current one included).
         cleanup_interval: iterations between cleanup points (evict expired leases, prefetch).
+        bounded: the cache holds at most K rows (the executor's ``cache_rows``); False: the
+            oracle admits every row it leases, whatever K is (BagPipe's released oracle stores
+            its cache size and never reads it).
+        runs_tail: every batch of the trace runs; False: the last L batches only fill the
+            window and never run (BagPipe's released oracle stops when its loader runs dry,
+            with L batches still queued).
     """
 
     lookahead: int
     cleanup_interval: int
+    bounded: bool = True
+    runs_tail: bool = True
 
     def __post_init__(self) -> None:
         if self.lookahead < 1:
@@ -233,6 +241,13 @@ class IterationDecisions:
         handed_ids, handed_from, handed_to: parked copies handed over at this iteration's
             pulls (see above), in the order of the touched records they serve.
         handed_carry: the reader takes this copy's pending delta over.
+        sync_now_ids, sync_later_ids, no_sync_ids: the batch's distinct rows by gradient sync
+            class under an oracle (BagPipe): all-reduced before the next iteration, overlapped
+            with it, or never (one occurrence, no reuse in the window); ``allreduce_rows``
+            counts the first two. Empty for other schedulers.
+        lease_ids, lease_ends: under an oracle, the batch's cached rows kept after this
+            iteration and the iteration their lease now ends (their last use known in the
+            window); the batch's other cached rows expire and leave at the next cleanup point.
     """
 
     iteration: int
@@ -256,6 +271,11 @@ class IterationDecisions:
     handed_from: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     handed_to: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     handed_carry: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    sync_now_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    sync_later_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    no_sync_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    lease_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    lease_ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def pulled_from_ps(self) -> np.ndarray:
         """Per touched record: a pull (MISS or UPDATE) served by the row's owner, not handed

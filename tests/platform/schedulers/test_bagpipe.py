@@ -19,7 +19,7 @@ from heraldbench.platform.data import InMemoryTrace, SampleChunk, TraceSource
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.schedulers._partitions import random_partition
-from heraldbench.platform.sim import SimResult, simulate
+from heraldbench.platform.sim import SimResult, decisions, simulate
 from heraldbench.platform.sim import _replicated_check as check
 
 
@@ -257,3 +257,60 @@ def test_checker_catches_a_pull_before_the_write_back_lands(monkeypatch) -> None
     checker = _checker_after_b0(monkeypatch, resident_b0=False)  # b0's rows were transient
     with pytest.raises(InvariantViolation, match=r"rows \[0\] pulled before"):
         checker.run(1, np.zeros(8, bool))
+
+
+def test_golden_released_variant() -> None:
+    # variant released, L=3, proportion 1.0 -> cleanup points 0, 3; K=1 is never looked at.
+    #   b0 (0,1)  b1 (0,2)  b2 (3,3)  b3 (1,4)  b4 (5,6): 5 batches, the last L=3 never run.
+    # cleanup 0 (window b0..b2): prefetch {0,1,2,3}: 4 rows x W=2 = 8 pulls.
+    # b0: 0 is in b1 -> sync-now, lease to 1 (allreduce 2); 1 occurs once and b3 is not known
+    #     yet -> no-sync, its lease ends at 0.
+    # b1 (b3 now known): 0 and 2 occur once, no reuse -> no-sync; both leases end at 1.
+    # end after b1: rows 0, 1, 2 updated and still cached (the cleanup at 3 never comes): flush 3.
+    trace = tiny([(0, 1), (0, 2), (3, 3), (1, 4), (5, 6)])
+    result = run(trace, 1, lookahead=3, cleanup_proportion=1.0, variant="released")
+    c = result.counts
+    assert (result.iterations, result.samples_dropped) == (2, 6)
+    assert (c.lookups, c.hits, c.miss_pull, c.evict_push, c.flush_push) == (4, 4, 8, 0, 3)
+    assert c.allreduce == 2.0
+    assert (result.info["sync_now"], result.info["sync_later"], result.info["no_sync"]) == (1, 0, 3)
+    scheduler = create("bagpipe", workers=2, batch_size=1, lookahead=3, cleanup_proportion=1.0,
+                       variant="released")
+    stream = list(decisions(trace, scheduler, cache_rows=1))
+    assert [d.iteration for d in stream] == [0, 1]
+    assert sorted(set(stream[0].prefetch_ids.tolist())) == [0, 1, 2, 3]
+    assert (stream[0].sync_now_ids.tolist(), stream[0].no_sync_ids.tolist()) == ([0], [1])
+    assert (stream[0].lease_ids.tolist(), stream[0].lease_ends.tolist()) == ([0], [1])
+    assert sorted(stream[1].no_sync_ids.tolist()) == [0, 2] and stream[1].lease_ids.size == 0
+    assert all(d.allreduce_rows == d.sync_now_ids.size + d.sync_later_ids.size for d in stream)
+
+
+def test_released_variant_slices_batches_and_ignores_the_cache_size() -> None:
+    trace = _skewed(320)
+    scheduler = create("bagpipe", workers=4, batch_size=8, lookahead=5, variant="released")
+    result = simulate(trace, scheduler, cache_rows=1, record_partitions=True,
+                      check_invariants=True)  # fmt: skip
+    assert result.iterations == 320 // 32 - 5
+    assert (result.partitions == np.repeat(np.arange(4), 8)).all()
+    assert result.info["peak_occupancy"] > 1 and result.info["transient_rows"] == 0
+    with pytest.raises(CapacityError):
+        run(trace, 1, workers=4, batch_size=8, lookahead=5)  # the normative variant bounds K
+
+
+def test_released_variant_needs_a_window_of_two_batches() -> None:
+    with pytest.raises(SpecError, match="lookahead >= 2"):
+        create("bagpipe", workers=2, batch_size=1, lookahead=1, variant="released")
+
+
+@pytest.mark.parametrize("variant", ["normative", "released"])
+def test_the_stream_names_the_rows_the_counts_count(variant: str) -> None:
+    trace = _skewed(320)
+    knobs = {"workers": 4, "batch_size": 8, "lookahead": 4, "variant": variant}
+    counted = simulate(trace, create("bagpipe", **knobs), cache_rows=60)
+    stream = list(decisions(trace, create("bagpipe", **knobs), cache_rows=60))
+    assert len(stream) == counted.iterations
+    for name in ("sync_now", "sync_later", "no_sync"):
+        assert sum(getattr(d, f"{name}_ids").size for d in stream) == counted.info[name]
+    for d in stream:  # a leased row is one of the batch's, kept past it
+        assert (d.lease_ends > d.iteration).all()
+        assert np.isin(d.lease_ids, d.batch.ids).all()

@@ -391,3 +391,41 @@ def test_fae_on_a_profile_trace_equals_fae_on_the_same_samples_held_in_memory(
     whole = [p.trace.materialize() for p in plans]
     np.testing.assert_array_equal(whole[0].labels, whole[1].labels)
     np.testing.assert_array_equal(whole[0].dense, whole[1].dense)
+
+
+def test_released_top_rows_fill_the_budget_with_unsampled_rows() -> None:
+    counts = np.array([0, 3, 1, 3, 3, 0, 5])
+    two = _fae_profile.released_top_rows(counts, 2).tolist()
+    assert 6 in two and len(set(two) & {1, 3, 4}) == 1  # which tied row: numpy's argsort's say
+    six = _fae_profile.released_top_rows(counts, 6).tolist()
+    assert set(six) >= {1, 2, 3, 4, 6} and len(six) == 6  # one never-sampled row is hot
+    assert _fae_profile.top_rows(counts, 6).tolist() == [1, 2, 3, 4, 6]
+
+
+def test_released_profile_draws_int_of_the_percent() -> None:
+    trace = skewed_trace(samples=999)
+    counts, drawn = _fae_profile.released_access_counts(trace, 5, seed=0)
+    assert drawn == 49 and counts.sum() == 49 * 3  # int(0.05 * 999), three tables
+    again, _ = _fae_profile.released_access_counts(trace, 5, seed=0)
+    other, _ = _fae_profile.released_access_counts(trace, 5, seed=1)
+    assert (counts == again).all() and not (counts == other).all()
+    _, normative = _fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(0))
+    assert normative == 50  # round(0.05 * 999)
+
+
+def test_released_variant_profiles_as_released_and_replays_as_fae() -> None:
+    trace = skewed_trace(samples=4000)
+    released = run(trace, cache_rows=200, workers=2, batch_size=16, hot_ratio=0.2,
+                   variant="released")
+    normative = run(trace, cache_rows=200, workers=2, batch_size=16, hot_ratio=0.2)
+    # 5% of 4000 samples read few of the 4100 rows: the released set is filled to N = 820 with
+    # rows never sampled; the normative set holds only sampled rows.
+    assert released.info["trace"]["hot_rows"] == 820 > normative.info["trace"]["hot_rows"]
+    assert released.info["trace"]["sampled_samples"] == 200
+
+
+def test_released_variant_takes_whole_percents_only() -> None:
+    with pytest.raises(ValueError, match="sampling_rate"):
+        FAESpec(variant="released", sampling_rate=0.025)
+    assert FAESpec(variant="released", sampling_rate=0.07).sampling_percent == 7
+    assert FAESpec().variant == "normative" and FAESpec().label() == "fae"

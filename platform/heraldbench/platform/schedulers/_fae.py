@@ -15,6 +15,12 @@ Modelling assumptions (research/schedulers.md §3.2–3.4, docs/semantics.md "Re
   r alternates at most r cold then r hot batches until both classes run out. A class's trailing
   partial batch is dropped.
 * **Cold batches** are naive's: the same seeded random partition, write-through.
+* **Released** (``variant: released``): FAE's own profiler, defects included: its sample is
+  ``int(percent/100 × samples)`` positions from numpy's legacy ``randint`` (seeded from the
+  spec's seed), and its hot set is the first N rows of numpy's unstable ``argsort`` of all
+  counts, reversed: ties at the threshold fall where that sort leaves them (it differs between
+  CPUs), and rows never sampled are hot when fewer than N rows were sampled. The rest (inputs,
+  order, batches) is as above.
 * **Hot batches** touch no cache; their gradients are all-reduced: all |H| rows (``dense``,
   Herald's FAE baseline) or the batch's distinct rows (``sparse``). The simulator loads H on
   every worker when a hot phase starts and writes one replica back when it ends.
@@ -48,6 +54,8 @@ from heraldbench.platform.schedulers._fae_profile import (
     bits_between,
     find_hot_samples,
     hot_row_bits,
+    released_access_counts,
+    released_top_rows,
     sample_access_counts,
     top_rows,
 )
@@ -70,6 +78,9 @@ class FAESpec(SchedulerSpecBase):
         sampling_rate: share of the trace drawn, with replacement, to count accesses.
         switch_period: None switches from cold to hot once; r alternates ≤ r cold, ≤ r hot.
         allreduce: ``dense`` all-reduces |H| rows per hot batch, ``sparse`` the batch's rows.
+        variant: ``normative`` (the default: the rules above, ties to smaller ids, only sampled
+            rows hot) or ``released``: FAE's ``dlrm_input_profiler.py`` as published (its
+            ``sampling_rate`` must then be a whole percent, as its integer flag is).
     """
 
     #: One hot size (the validators below), as JSON Schema says it (the OpenAPI document): not
@@ -101,6 +112,9 @@ class FAESpec(SchedulerSpecBase):
     allreduce: Literal["dense", "sparse"] = Field(
         "dense", description="all-reduce every hot row (Herald's baseline) or the batch's rows"
     )
+    variant: Literal["normative", "released"] = Field(
+        "normative", description="normative rules, or FAE's released profiler, defects included"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -129,6 +143,21 @@ class FAESpec(SchedulerSpecBase):
                 f"{self.embedding_dim} ({self._row_bytes} B)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _released_rate_is_whole_percent(self) -> FAESpec:
+        whole = abs(self.sampling_rate * 100 - self.sampling_percent) <= 1e-9
+        if self.variant == "released" and not whole:
+            raise ValueError(
+                f"variant 'released' samples a whole percent (FAE's --ip-sampling-rate is an "
+                f"integer), got sampling_rate {self.sampling_rate!r}"
+            )
+        return self
+
+    @property
+    def sampling_percent(self) -> int:
+        """``sampling_rate`` as FAE's integer percent flag (rounded)."""
+        return round(self.sampling_rate * 100)
 
     @property
     def _row_bytes(self) -> int:
@@ -210,9 +239,13 @@ class FAE(Scheduler):
         # a source that must be read through each time is spilled to disk on the first.
         trace = trace if trace.random_access else SpilledTrace(trace)
         target = spec.hot_row_target(trace.layout.total_rows)
-        rng = np.random.default_rng([self.seed, 0xFAE])
-        counts, sampled = sample_access_counts(trace, spec.sampling_rate, rng)
-        hot_rows = top_rows(counts, target)
+        if spec.variant == "released":
+            counts, sampled = released_access_counts(trace, spec.sampling_percent, self.seed)
+            hot_rows = released_top_rows(counts, target)
+        else:
+            rng = np.random.default_rng([self.seed, 0xFAE])
+            counts, sampled = sample_access_counts(trace, spec.sampling_rate, rng)
+            hot_rows = top_rows(counts, target)
         is_hot = find_hot_samples(trace, hot_row_bits(hot_rows, trace.layout.total_rows))
         hot_samples = int(np.bitwise_count(is_hot).sum())
         self.profile = HotProfile(hot_rows, sampled, hot_samples, trace.num_samples - hot_samples)

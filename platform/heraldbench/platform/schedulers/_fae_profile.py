@@ -22,6 +22,8 @@ __all__ = [
     "bits_between",
     "find_hot_samples",
     "hot_row_bits",
+    "released_access_counts",
+    "released_top_rows",
     "sample_access_counts",
     "top_rows",
 ]
@@ -88,6 +90,35 @@ def top_rows(counts: np.ndarray, n: int) -> np.ndarray:
     above = sampled[values > threshold]
     ties = sampled[values == threshold][: n - above.size]  # ascending ids
     return np.sort(np.concatenate([above, ties])).astype(np.int32)
+
+
+def released_access_counts(
+    trace: TraceSource, percent: int, seed: int
+) -> tuple[np.ndarray, int]:
+    """Access counts as FAE's released profiler (``dlrm_input_profiler.py``) draws them:
+    ``int(percent / 100 × samples)`` positions from numpy's legacy ``randint``, with
+    replacement, all at once. The script draws from numpy's global generator unseeded; here it
+    is seeded with ``[seed, 0xFAE]`` (the conformance check seeds the script's the same way).
+
+    Returns:
+        (counts per global row as int64, number of samples drawn).
+    """
+    total = trace.num_samples
+    draws = int((percent / 100) * total)
+    positions = np.random.RandomState([seed, 0xFAE]).randint(0, max(total, 1), size=draws)
+    counts = np.zeros(trace.layout.total_rows, dtype=np.int64)
+    for start in range(0, draws, READ_SAMPLES):
+        _count_rows(trace.ids_at(positions[start : start + READ_SAMPLES]), counts)
+    return counts, draws
+
+
+def released_top_rows(counts: np.ndarray, n: int) -> np.ndarray:
+    """The hot set as FAE's released profiler picks it, as sorted int32: the first ``n`` rows of
+    numpy's default (unstable) ``argsort`` of all counts, reversed. Ties at the threshold fall
+    where that sort leaves them, which depends on the CPU's SIMD level (numpy dispatches its
+    sort by it), and rows never sampled fill the set when fewer than ``n`` rows were."""
+    order = counts.argsort()[::-1][:n]
+    return np.sort(order).astype(np.int32)
 
 
 def hot_row_bits(hot_rows: np.ndarray, total_rows: int) -> np.ndarray:

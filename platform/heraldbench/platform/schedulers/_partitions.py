@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["location_aware_partition", "random_partition"]
+__all__ = ["contiguous_partition", "location_aware_partition", "random_partition"]
 
 
 def random_partition(global_batch: int, batch_size: int, seed: int, iteration: int) -> np.ndarray:
@@ -21,6 +21,12 @@ def random_partition(global_batch: int, batch_size: int, seed: int, iteration: i
     assign = np.empty(global_batch, dtype=np.int32)
     assign[perm] = np.arange(global_batch, dtype=np.int32) // batch_size
     return assign
+
+
+def contiguous_partition(global_batch: int, batch_size: int) -> np.ndarray:
+    """Worker of each sample: samples ``[w·m, (w+1)·m)`` of the batch go to worker w (BagPipe's
+    released oracle slices the batch this way for its trainers)."""
+    return np.arange(global_batch, dtype=np.int32) // batch_size
 
 
 def location_aware_partition(

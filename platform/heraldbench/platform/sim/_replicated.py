@@ -55,6 +55,11 @@ Class counts are in ``info`` (sync_now, sync_later, no_sync).
 
 **End.** Rows of S still dirty are the **flush_push**. update_push and metadata are 0.
 
+**The released oracle** (``OracleWindow.bounded`` and ``runs_tail`` False; BagPipe's
+``variant: released``): K is never looked at (every window's rows are prefetched, nothing is
+fetched on demand, nothing is transient), and the last L batches of the trace only fill the
+window: ``batches − L`` iterations run, the rest count as dropped samples.
+
 **Consistency** (``check_invariants=True``, ``_replicated_check``): a per-row version model
 checks that no read sees a replica older than the row's last update, that every pull
 (prefetch or on-demand) finds the PS current (write-back landed), that the lease rules and
@@ -152,13 +157,17 @@ class _Run:
     records the rows each cleanup and run moves, for the decision stream."""
 
     def __init__(self, trace, scheduler, oracle, capacity, check, record, log=None) -> None:
-        self.trace, self.scheduler, self.capacity = trace, scheduler, capacity
+        self.trace, self.scheduler = trace, scheduler
         self.log: Moves | None = log
         self.workers, self.lookahead = scheduler.workers, oracle.lookahead
         self.interval = oracle.cleanup_interval
         self.fields = trace.layout.num_tables
-        self.iterations = trace.num_samples // scheduler.global_batch
+        self.batches = trace.num_samples // scheduler.global_batch
+        self.iterations = (self.batches if oracle.runs_tail
+                           else max(0, self.batches - self.lookahead))  # fmt: skip
         rows = trace.layout.total_rows
+        capacity = capacity if oracle.bounded else rows  # every row fits: the bound is never hit
+        self.capacity = capacity
         width = scheduler.global_batch * self.fields
         # the window never holds more batches than the trace has (a longer L sees them all)
         self.window = _Window(min(self.lookahead, self.iterations) + 1, width, rows)
@@ -168,6 +177,7 @@ class _Run:
         self.n_pending = 0
         self.frontier = 0  # first batch not loaded by a prefetch or run
         self.missing = np.zeros(width, np.uint8)
+        self.classes = np.zeros(width, np.uint8)
         self.series = np.zeros((self.iterations, len(SERIES)), np.float64)
         self.totals = np.zeros(kern.RUN_COUNTS, np.int64)
         self.prefetched = 0
@@ -180,7 +190,7 @@ class _Run:
             from heraldbench.platform.sim._replicated_check import ReplicaChecker
 
             self.checker = ReplicaChecker(rows, self.workers, capacity, self.lookahead,
-                                          self.iterations)
+                                          self.batches)
 
     def execute(self, progress: ProgressCallback | None) -> SimResult:
         start = time.perf_counter()
@@ -193,7 +203,7 @@ class _Run:
         batches = global_batches(self.trace, self.scheduler.global_batch, self.log is None)
         enqueued = 0
         for b in range(self.iterations):
-            while enqueued < min(b + self.lookahead, self.iterations):
+            while enqueued < min(b + self.lookahead, self.batches):
                 self._enqueue(enqueued, next(batches))
                 enqueued += 1
             if self.log is not None:
@@ -213,7 +223,7 @@ class _Run:
         assign = np.ascontiguousarray(self.scheduler.partition(ids, _NO_VIEW, j), np.int32)
         if self.log is not None:
             self.log.enqueue(j, batch, assign)
-        if self.partitions is not None:
+        if self.partitions is not None and j < self.iterations:
             self.partitions[j] = assign
         n, _ = self.window.add(j, ids, assign)
         if n > self.capacity:
@@ -230,7 +240,7 @@ class _Run:
             self.log.before_evict(self.pending[: self.n_pending], self.state)
         written = kern.evict_pending(self.state, self.pending, self.n_pending, self.occupancy)
         self.n_pending = 0
-        stop = min(p + self.lookahead, self.iterations)
+        stop = min(p + self.lookahead, self.batches)
         w = self.window
         first = max(self.frontier, p)
         if self.log is not None:
@@ -249,17 +259,20 @@ class _Run:
     def _run(self, b: int) -> None:
         w, s = self.window, b % len(self.window.counts)
         out = np.zeros(kern.RUN_COUNTS, np.int64)
+        pending_before = self.n_pending
         if self.log is not None:
             self.log.before_run(w.uniq[s, : w.counts[s]], self.state)
         self.n_pending = kern.run_batch(
             b, self.workers, self.capacity, w.uniq[s], w.nread[s], w.flags[s], w.counts[s],
-            w.latest, self.state, self.occupancy, self.missing, self.pending, self.n_pending,
-            out,
+            w.latest, self.state, self.occupancy, self.missing, self.classes, self.pending,
+            self.n_pending, out,
         )  # fmt: skip
         self.frontier = max(self.frontier, b + 1)
         self.totals += out
         if self.log is not None:
-            self.log.after_run(self.state, int(out[kern.SYNC_NOW] + out[kern.SYNC_LATER]))
+            self.log.after_run(self.state, self.classes, w.latest,
+                               self.pending[pending_before : self.n_pending],
+                               int(out[kern.SYNC_NOW] + out[kern.SYNC_LATER]))  # fmt: skip
         row = self.series[b]
         row[_HITS] += out[kern.LOOKUPS] - out[kern.DEMAND]
         row[_MISS] += out[kern.DEMAND] + out[kern.FILL]

@@ -26,6 +26,8 @@ SINGLE, NEXT = np.uint8(1), np.uint8(2)
 #: Per-iteration counts returned by ``run_batch``, by index.
 LOOKUPS, DEMAND, FILL, TRANSIENT, SYNC_NOW, SYNC_LATER, NO_SYNC = range(7)
 RUN_COUNTS = 7
+#: Gradient sync class of each distinct row, as ``run_batch`` writes it into ``classes``.
+CLASS_NOW, CLASS_LATER, CLASS_NO_SYNC = np.uint8(0), np.uint8(1), np.uint8(2)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -108,8 +110,9 @@ def prefetch(first, stop, uniq, counts, state, occupancy, capacity):  # pragma: 
 
 @numba.njit(cache=True, nogil=True)
 def run_batch(b, workers, capacity, uniq, nread, flags, n, latest, state, occupancy, missing,
-              pending, n_pending, out):  # pragma: no cover - numba
-    """Reads, on-demand fetches, sync classes and lease updates of batch b; counts into ``out``.
+              classes, pending, n_pending, out):  # pragma: no cover - numba
+    """Reads, on-demand fetches, sync classes and lease updates of batch b; counts into ``out``
+    and each distinct row's sync class into ``classes``.
 
     Returns the new length of the pending-eviction list.
     """
@@ -138,10 +141,13 @@ def run_batch(b, workers, capacity, uniq, nread, flags, n, latest, state, occupa
                 out[TRANSIENT] += 1
         if flags[i] & NEXT:
             out[SYNC_NOW] += 1
+            classes[i] = CLASS_NOW
         elif flags[i] & SINGLE and latest[k] == b:
             out[NO_SYNC] += 1
+            classes[i] = CLASS_NO_SYNC
         else:
             out[SYNC_LATER] += 1
+            classes[i] = CLASS_LATER
         if state[k] & IN:
             state[k] |= DIRTY
             if latest[k] == b:  # lease ends at b: evicted at the next cleanup point

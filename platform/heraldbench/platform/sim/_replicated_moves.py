@@ -14,7 +14,8 @@ prefetched, and which rows its run fetched on demand, admitted or staged for the
   by replica 0: the replicas are identical after the all-reduce); a row staged for the iteration
   only is written back after the update (:attr:`Send.RELEASE`) by its first reader (the
   lowest-numbered worker that pulled it: only its readers hold it);
-* ``allreduce_rows`` is the sync-now plus sync-later rows.
+* ``allreduce_rows`` is the sync-now plus sync-later rows, named by class in ``sync_*_ids``;
+* the batch's cached rows whose lease the run extended are ``lease_ids`` with their new end.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ import numpy as np
 
 from heraldbench.platform.contract import IterationDecisions, Read, Send
 from heraldbench.platform.data import SampleChunk
-from heraldbench.platform.sim._replicated_kernels import DIRTY, IN
+from heraldbench.platform.sim._replicated_kernels import (
+    CLASS_LATER,
+    CLASS_NO_SYNC,
+    CLASS_NOW,
+    DIRTY,
+    IN,
+)
 
 __all__ = ["Moves"]
 
@@ -49,6 +56,8 @@ class Moves:
         self.evicted = self.written = self.prefetched = _NONE
         self.fetched = self.admitted = self.staged = _NONE
         self.allreduce_rows = 0
+        self.rows = self.sync_now = self.sync_later = self.no_sync = self.leased = _NONE
+        self.lease_ends = np.zeros(0, np.int64)
         self._candidates = _NONE
 
     def enqueue(self, j: int, batch: SampleChunk, assign: np.ndarray) -> None:
@@ -72,12 +81,22 @@ class Moves:
         self.prefetched = rows[(state[rows] & IN) != 0]
 
     def before_run(self, rows: np.ndarray, state: np.ndarray) -> None:
+        self.rows = rows.copy()
         self.fetched = rows[(state[rows] & IN) == 0].copy()
 
-    def after_run(self, state: np.ndarray, allreduce_rows: int) -> None:
+    def after_run(self, state: np.ndarray, classes: np.ndarray, latest: np.ndarray,
+                  expiring: np.ndarray, allreduce_rows: int) -> None:  # fmt: skip
+        """Record the run's fetches, sync classes (``classes``, per row of :meth:`before_run`)
+        and leases: the batch's cached rows not ``expiring`` keep theirs until ``latest``."""
         resident = (state[self.fetched] & IN) != 0
         self.admitted, self.staged = self.fetched[resident], self.fetched[~resident]
         self.allreduce_rows = allreduce_rows
+        rows, klass = self.rows, classes[: self.rows.size]
+        self.sync_now, self.sync_later = rows[klass == CLASS_NOW], rows[klass == CLASS_LATER]
+        self.no_sync = rows[klass == CLASS_NO_SYNC]
+        kept = ((state[rows] & IN) != 0) & ~np.isin(rows, expiring)
+        self.leased = rows[kept]
+        self.lease_ends = latest[self.leased].astype(np.int64)
 
     def decisions(self, total_rows: int) -> IterationDecisions:
         """The decisions of the iteration recorded since :meth:`start`."""
@@ -116,6 +135,11 @@ class Moves:
             ).astype(np.int32),
             prefetch_w=np.concatenate([np.tile(every, self.prefetched.size), *fill_w]),
             allreduce_rows=self.allreduce_rows,
+            sync_now_ids=self.sync_now,
+            sync_later_ids=self.sync_later,
+            no_sync_ids=self.no_sync,
+            lease_ids=self.leased,
+            lease_ends=self.lease_ends,
         )
 
 
