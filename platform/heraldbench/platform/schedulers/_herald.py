@@ -10,6 +10,7 @@ from heraldbench.platform.schedulers._composed import (
     ON_DEMAND,
     Composed,
     lookahead_field,
+    variant_field,
 )
 
 __all__ = ["Herald", "HeraldSpec"]
@@ -18,6 +19,7 @@ __all__ = ["Herald", "HeraldSpec"]
 class HeraldSpec(SchedulerSpecBase):
     kind: Literal["herald"] = "herald"
     lookahead: int = lookahead_field()
+    variant: Literal["normative", "released"] = variant_field()
 
 
 @register
@@ -28,7 +30,8 @@ class Herald(Composed):
     exactly m samples; a worker pushes an updated row only when another worker reads it within
     ``lookahead`` iterations, or when it evicts it. Lookahead 1 is the published system; a larger
     window pushes earlier (more room to overlap with compute) at the price of re-pushing rows the
-    owner updates again before the reader arrives.
+    owner updates again before the reader arrives. ``variant: released`` runs on the released
+    code's own cache rules (:class:`Composed`, docs/conformance.md).
     """
 
     kind = "herald"

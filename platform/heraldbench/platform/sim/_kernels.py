@@ -43,7 +43,7 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
 @numba.njit(cache=True, nogil=True)
 def read_batch(
     ids, assign, iteration,
-    workers, capacity, policy, permanent_cap, bound, per_occurrence,
+    workers, capacity, policy, permanent_cap, bound, per_occurrence, ascending, evict_on_insert,
     cached, valid, last_use, seen, ahead, lag, pending, tally,
     occupancy, log_ids, log_t, log_head, log_tail, use_count, permanent, heap_keys, heap_ids,
     heap_t, heap_size, touch_seq,
@@ -56,6 +56,8 @@ def read_batch(
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
     than bound), where each read copy also takes its updates here (:func:`_hold_updates`).
+    ``ascending`` touches each working set in ascending row id; ``evict_on_insert`` (LRU,
+    strict) evicts as each miss takes the cache over capacity (:func:`_touch_lru_evicting`).
     Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
     hits, miss pulls and update pulls. Between ``iteration`` and ``counts`` come the fields of
     the bundles of ``_bundles`` in order (ReadSettings, RowState, Evictor, Touches), which the
@@ -71,7 +73,15 @@ def read_batch(
                                          np.int32(iteration * workers + w + 1), seen, tally,
                                          bound >= 0, touched_ids, touched_w, touched_occ,
                                          n_touched)
-        if policy == POLICY_LRU:
+        if ascending:
+            _sort_working_set(first, n_touched, touched_ids, touched_occ, bound >= 0)
+        if evict_on_insert:
+            n_evicted = _touch_lru_evicting(w, first, n_touched, iteration, capacity,
+                                            touched_ids, touched_kind, cached, valid, pending,
+                                            last_use, ahead, log_ids, log_t, log_head,
+                                            log_tail, occupancy, evicted_ids, evicted_w,
+                                            evicted_pending, n_evicted, counts)
+        elif policy == POLICY_LRU:
             log_reserve(w, n_touched - first, log_ids, log_t, log_head, log_tail, cached,
                         last_use)
             occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touched_ids,
@@ -152,6 +162,48 @@ def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cach
 
 
 @numba.njit(cache=True, nogil=True)
+def _touch_lru_evicting(w, first, last, iteration, capacity, touched_ids, touched_kind, cached,
+                        valid, pending, last_use, ahead, log_ids, log_t, log_head, log_tail,
+                        occupancy, evicted_ids, evicted_w, evicted_pending, n_evicted,
+                        counts):  # pragma: no cover - numba
+    """Worker w's lookups ``first..last`` (strict) with Herald's released LRU cache: a miss is
+    inserted, and if that takes the cache over ``capacity`` the least recently used row goes
+    at once. The victim is never a row touched this iteration (they are the most recent, and
+    the cache holds at least one working set), but it may be a row of the working set not
+    touched yet, which is then a miss when its turn comes. Returns the eviction records' new
+    length."""
+    for i in range(first, last):
+        k = touched_ids[i]
+        kind = _classify_strict(k, w, cached, valid)
+        touched_kind[i] = kind
+        counts[kind] += 1
+        last_use[k, w] = iteration
+        log_reserve(w, 1, log_ids, log_t, log_head, log_tail, cached, last_use)
+        log_ids[w, log_tail[w]] = k
+        log_t[w, log_tail[w]] = iteration
+        log_tail[w] += 1
+        occupancy[w] += kind == TOUCH_MISS
+        if occupancy[w] > capacity:
+            evict_lru(w, 1, iteration, cached, valid, pending, last_use, ahead, log_ids, log_t,
+                      log_head, log_tail, evicted_ids, evicted_w, evicted_pending, n_evicted)
+            occupancy[w] -= 1
+            n_evicted += 1
+    return n_evicted
+
+
+@numba.njit(cache=True, nogil=True)
+def _sort_working_set(first, last, touched_ids, touched_occ, with_occurrences):  # pragma: no cover
+    """Put one worker's working set (touch records ``first..last``) in ascending row id, with
+    its occurrence counts when they are kept."""
+    if not with_occurrences:
+        touched_ids[first:last].sort()
+        return
+    order = np.argsort(touched_ids[first:last], kind="mergesort")
+    touched_ids[first:last] = touched_ids[first:last][order]
+    touched_occ[first:last] = touched_occ[first:last][order]
+
+
+@numba.njit(cache=True, nogil=True)
 def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_ids, touched_kind,
                cached, valid, lag, pending, last_use, use_count, permanent, heap_keys,
                heap_ids, heap_t, heap_size, touch_seq, counts):  # pragma: no cover - numba
@@ -227,6 +279,25 @@ def _classify_het(k, w, bound, cached, lag, pending):  # pragma: no cover - numb
     lag[k, w] = lead * (held * (np.int8(1) - stale))
     pending[k, w] = pending[k, w] * held
     return np.int8(1) - held + np.int8(2) * held * stale
+
+
+@numba.njit(cache=True, nogil=True)
+def reread_shared_hits(touched_ids, touched_w, touched_kind, n_touched, writers,
+                       counts):  # pragma: no cover - numba
+    """``ReadRules.reread_pushed``: a hit on a row that another worker also reads this
+    iteration becomes an update pull (counts[0] hits, counts[2] update pulls). Leaves each
+    touched row's readers in ``writers``, as the write kernels then set them."""
+    one = writers.dtype.type(1)
+    for i in range(n_touched):
+        writers[touched_ids[i]] |= one << touched_w[i]
+    moved = 0
+    for i in range(n_touched):
+        shared = several_bits(writers[touched_ids[i]])
+        hit = touched_kind[i] == TOUCH_HIT
+        touched_kind[i] = TOUCH_UPDATE if hit and shared else touched_kind[i]
+        moved += hit and shared
+    counts[TOUCH_HIT] -= moved
+    counts[TOUCH_UPDATE] += moved
 
 
 @numba.njit(cache=True, nogil=True)

@@ -55,8 +55,8 @@ def sync_iteration(
         for i in range(n_pulled):
             if pulled_kind[i] != TOUCH_HIT:
                 counts[2] += _pull_violates(pulled_ids[i], pulled_w[i], dirty, partial)
-    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
-                 log_n)
+    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, False, direct, dirty, partial, counts,
+                 log_k, log_w, log_how, log_n)
     for i in range(n_written):
         k, mask = write_ids[i], write_masks[i]
         dirty[k] = dirty[k] | mask
@@ -102,9 +102,10 @@ def write_and_sync(
     exactly its writers): what :func:`write_batch` of t and then the push accounting of t - 1
     and of t (write-through: of t) would do, but with the look-ahead pushes of t - 1 and the new
     dirty copies of t taken row by row while the rows' records are in the CPU's cache. Per row
-    the order is that of separate passes, and no row's pushes depend on another's; t's evictions
-    are accounted after its new dirty copies, which commutes: an evicted copy is never one its
-    worker wrote in the same iteration. ``after_first``: t > 0. ``pullers`` is per-row scratch
+    the order is that of separate passes, and no row's pushes depend on another's. t's evictions
+    are accounted first, as they happened, before its writes: an evicted copy that t - 1's
+    look-ahead pushes (for t's readers) is pushed by it, not written back (an evicted copy may
+    be one its worker writes again in t, after eviction on insert). ``after_first``: t > 0. ``pullers`` is per-row scratch
     (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
     counts[0] += evict pushes, counts[1] += write-through pushes, counts[2] += consistency
     violations of t. log_before and log are (ids, workers, how, length) push logs of t - 1 and
@@ -122,6 +123,8 @@ def write_and_sync(
         writers[k] |= bit
         if check and touched_kind[i] != TOUCH_HIT:
             pullers[k] |= bit
+    push_evicted(evicted_ids, evicted_w, n_evicted, writers, on_demand and after_first, direct,
+                 dirty, partial, counts, log_k, log_w, log_how, log_n)
     n_written = 0
     for i in range(n_touched):
         k = touched_ids[i]
@@ -147,8 +150,6 @@ def write_and_sync(
         # the writers' copies are now dirty; under strict consistency co-writers' are partial
         dirty[k] = dirty[k] | mask
         partial[k] = strict and several_bits(mask)
-    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
-                 log_n)
     if not on_demand:
         for i in range(n_written):
             k = write_ids[i]
@@ -178,19 +179,24 @@ def _pull_violates(k, w, dirty, partial):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
-                 log_n):  # pragma: no cover - numba
-    """Evicted copies that are dirty are written back (evict pushes, counts[0])."""
+def push_evicted(evicted_ids, evicted_w, n_evicted, readers, anticipating, direct, dirty, partial,
+                 counts, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
+    """Evicted copies that are dirty are written back (evict pushes, counts[0]), except, when
+    ``anticipating``, those that on-demand pushes still to come will send: ``readers`` (per
+    row, a worker mask) are then the workers reading each row next, for whom the previous
+    iteration's dirty copies are yet to be pushed (see write_and_sync)."""
     logging = log_k.shape[0] > 0
     for i in range(n_evicted):
         k, w = evicted_ids[i], evicted_w[i]
         bit = bit_of(w)
         holders = np.uint64(dirty[k])
+        if anticipating and readers[k] != 0:
+            holders &= ~_pushing_for_readers(holders, partial[k], np.uint64(readers[k]), direct)[0]
         pushed = (holders & bit) != 0
         counts[0] += pushed
         if logging and pushed:
             _log_sent(k, w, SENT_EVICT, log_k, log_w, log_how, log_n)
-        dirty[k] = holders & ~bit
+        dirty[k] = np.uint64(dirty[k]) & ~(bit if pushed else np.uint64(0))
         partial[k] = partial[k] and dirty[k] != 0
 
 
