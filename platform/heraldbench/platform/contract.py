@@ -159,11 +159,20 @@ class ReadRules:
             iteration is outdated before the worker's own read, which is then an update pull,
             not a hit (Herald's snapshot outdates the keys of a worker's sync plan before its
             reads); the row's state after the iteration is the same.
+        lfu_on_insert: HET's released LFU and LFUOpt caches: a worker's misses are inserted
+            after all its lookups, each evicting at once the row with the fewest uses, which
+            may be one inserted or read in the same iteration; a use is counted at the lookup
+            and again at the update (LFUOpt: from 0 at insertion, permanent at the tenth, with
+            no limit on permanent rows but the cache's). A row not held at its update is
+            pushed at once and not kept (``Send.RELEASE``). Bounded staleness (HET) only; the
+            simulator carries it out, the trainers' fixed-size caches cannot (such a row is
+            held beyond the cache's rows until its update).
     """
 
     ascending: bool = False
     evict_on_insert: bool = False
     reread_pushed: bool = False
+    lfu_on_insert: bool = False
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from heraldbench.platform.contract import ReadRules
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
     CacheView,
@@ -17,7 +18,7 @@ from heraldbench.platform.schedulers._base import (
     SyncRule,
     register,
 )
-from heraldbench.platform.schedulers._composed import RANDOM
+from heraldbench.platform.schedulers._composed import RANDOM, variant_field
 
 __all__ = ["HET", "HETSpec"]
 
@@ -38,6 +39,13 @@ class HETSpec(SchedulerSpecBase):
     policy: Literal["lru", "lfu", "lfuopt"] | None = Field(
         None, description="HET's cache policy; None uses the spec's cache policy"
     )
+    variant: Literal["normative", "released"] = variant_field()
+
+
+#: HET's released cache (hetu/v1/src/hetu_cache/src/cache.cc): a worker's keys are looked up
+#: sorted, so its cache is touched in ascending id; its LFU and LFUOpt caches insert misses
+#: after the lookups, evicting as they insert (contract.ReadRules.lfu_on_insert).
+HET_RELEASED = ReadRules(ascending=True, lfu_on_insert=True)
 
 
 @register
@@ -56,7 +64,9 @@ class HET(Scheduler):
     spec_cls = HETSpec
 
     def plan_run(self, trace: TraceSource) -> RunPlan:
-        return RunPlan(trace, cache_policy=self.spec.policy)  # type: ignore[attr-defined]
+        spec = self.spec
+        reads = HET_RELEASED if spec.variant == "released" else ReadRules()  # type: ignore[attr-defined]
+        return RunPlan(trace, cache_policy=spec.policy, reads=reads)  # type: ignore[attr-defined]
 
     @property
     def sync_policy(self) -> SyncPolicy:

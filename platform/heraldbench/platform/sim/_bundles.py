@@ -31,6 +31,7 @@ class ReadSettings(NamedTuple):
         ascending: each worker's working set is touched in ascending row id
             (``contract.ReadRules``).
         evict_on_insert: each miss over capacity evicts at once (``contract.ReadRules``).
+        lfu_on_insert: HET's released LFU and LFUOpt (``contract.ReadRules``).
     """
 
     workers: int
@@ -41,6 +42,7 @@ class ReadSettings(NamedTuple):
     per_occurrence: bool
     ascending: bool
     evict_on_insert: bool
+    lfu_on_insert: bool
 
 
 class RowState(NamedTuple):

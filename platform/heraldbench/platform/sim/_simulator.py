@@ -24,7 +24,7 @@ from heraldbench.platform.data import FirstSeenTrace, SampleChunk, TraceSource, 
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
-from heraldbench.platform.sim import _kernels, _sync
+from heraldbench.platform.sim import _kernels, _released, _sync
 from heraldbench.platform.sim._bundles import ReadSettings
 from heraldbench.platform.sim._state import POLICIES, ClusterState, IterationRecords
 
@@ -109,6 +109,13 @@ class _Run:
         self.replicated_rows = plan.replicated_rows
         _validate(self.trace, scheduler, cache_rows, self.policy, consistency)
         self.reread_pushed = plan.reads.reread_pushed
+        bounded = scheduler.sync_policy.rule is SyncRule.BOUNDED_STALENESS
+        if plan.reads.lfu_on_insert and not bounded:
+            raise SpecError("HET's released LFU rules (ReadRules.lfu_on_insert) need bounded "
+                            "staleness")  # fmt: skip
+        #: rows may be read and then left out of the cache before their update (HET's released
+        #: LFU and LFUOpt), which no trainer's fixed-size cache can carry out
+        self.transient_rows = plan.reads.lfu_on_insert and self.policy != "lru"
         self.workers, self.m = scheduler.workers, scheduler.batch_size
         self.fields = self.trace.layout.num_tables
         self.sync = scheduler.sync_policy
@@ -130,7 +137,7 @@ class _Run:
         settings = ReadSettings(
             self.workers, s.capacity, s.policy, s.permanent_cap,
             self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
-            plan.reads.ascending, plan.reads.evict_on_insert,
+            plan.reads.ascending, plan.reads.evict_on_insert, plan.reads.lfu_on_insert,
         )  # fmt: skip
         self.read_args = (*settings, *s.read_rows(), *s.evictor())
         self.touches = [tuple(rec.touches()) for rec in self.ring]
@@ -256,7 +263,7 @@ class _Run:
             batch.ids, assign, iteration, *self.read_args, *self.touches[rec_slot], counts,
         )  # fmt: skip
         if self.reread_pushed:
-            _kernels.reread_shared_hits(rec.touched_ids, rec.touched_w, rec.touched_kind,
+            _released.reread_shared_hits(rec.touched_ids, rec.touched_w, rec.touched_kind,
                                         rec.n_touched, s.writers, counts)  # fmt: skip
         self.series[iteration, : Series.EVICT_PUSH] += counts
         if self.sync_with_writes:

@@ -15,6 +15,7 @@ from heraldbench.platform.sim._kernels import TOUCH_HIT, valid_after_write
 
 # How a dirty copy left its worker: the contract's send kinds as plain ints for numba.
 SENT_EVICT, SENT_UPDATE, SENT_DIRECT = int(Send.EVICT), int(Send.UPDATE), int(Send.DIRECT)
+SENT_RELEASE = int(Send.RELEASE)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -234,7 +235,9 @@ def bounded_staleness_sync(
 
     Evicted copies with pending updates are pushed, and so are the copies the reads found
     holding more than the bound (``push_at``, from :func:`read_batch`); their clock ticks land
-    now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes.
+    now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes; a
+    pushed copy its worker does not keep (``ReadRules.lfu_on_insert``) is released: an evict
+    push.
 
     Clocks are kept as each copy's lag behind the PS (PS clock − the clock the copy last synced
     at): a push of ``held`` ticks ages every other cached copy of the row by ``held``; the
@@ -248,12 +251,14 @@ def bounded_staleness_sync(
             _age_copies(evicted_ids[i], -1, held, cached, lag, lag_max)
             if logging:
                 _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
-    counts[1] += n_pushed
     for j in range(n_pushed):
         i = push_at[j]
         k = touched_ids[i]
+        kept = (np.uint64(cached[k]) & bit_of(touched_w[i])) != 0
+        counts[1 if kept else 0] += 1
         if logging:
-            _log_sent(k, touched_w[i], SENT_UPDATE, log_k, log_w, log_how, log_n)
+            _log_sent(k, touched_w[i], SENT_UPDATE if kept else SENT_RELEASE, log_k, log_w,
+                      log_how, log_n)
         _age_copies(k, touched_w[i], push_held[j], cached, lag, lag_max)
 
 
