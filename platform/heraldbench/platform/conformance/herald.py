@@ -79,7 +79,8 @@ class HeraldRun:
     Attributes:
         assign: (T, W·m) worker of each sample of each batch.
         plans: per iteration t < T − 1, per worker, the rows pushed after t (sorted).
-        counts: per quantity of :data:`COUNTS`, (T,) per iteration.
+        counts: per quantity of :data:`COUNTS`, per iteration: (T,), but update pushes (T − 1,)
+            (those after t, for the readers of t + 1).
         after_last: the released extra allocation after the last batch: its plan's rows and
             its reads (empty for heraldbench, which flushes instead).
         evictions: copies evicted, dirty or not (heraldbench's run; None for the released).
@@ -92,10 +93,7 @@ class HeraldRun:
     evictions: int | None = None
 
     def side(self) -> Side:
-        iterations = len(self.assign)
-        counts = dict(self.counts)
-        counts["update_push"] = counts["update_push"][: iterations - 1]
-        return Side(counts, {"partition": [(a,) for a in self.assign], "sync plan": self.plans})
+        return Side(self.counts, {"partition": [(a,) for a in self.assign], "sync plan": self.plans})
 
 
 def check_reference(path: Path) -> str | None:
@@ -129,7 +127,7 @@ def released_run(reference: Path, ids: np.ndarray, *, workers: int, batch_size: 
         assign=assign,
         plans=plans[1:batches],  # the plan of t + 1 is pushed after t
         counts={"miss_pull": counts[:batches, 0], "update_pull": counts[:batches, 1],
-                "evict_push": counts[:batches, 2], "update_push": pushes[1:]},
+                "evict_push": counts[:batches, 2], "update_push": pushes[1:batches]},
         after_last={"plan rows": int(pushes[batches]), "miss pulls": int(counts[batches, 0]),
                     "update pulls": int(counts[batches, 1])},
     )  # fmt: skip
@@ -162,9 +160,10 @@ def heraldbench_run(spec: ExperimentSpec, trace: TraceSource, herald: HeraldSpec
                        np.count_nonzero(dec.sent_how == Send.EVICT), np.count_nonzero(update)])
         evictions += dec.evicted_ids.size
     table = np.array(counts, np.int64).reshape(-1, len(COUNTS))
+    table_counts = {name: table[:, j] for j, name in enumerate(COUNTS)}
+    table_counts["update_push"] = table_counts["update_push"][:-1]  # none after the last batch
     return HeraldRun(
-        assign=np.array(assign), plans=plans[:-1],
-        counts={name: table[:, j] for j, name in enumerate(COUNTS)}, after_last={},
+        assign=np.array(assign), plans=plans[:-1], counts=table_counts, after_last={},
         evictions=evictions,
     )  # fmt: skip
 
