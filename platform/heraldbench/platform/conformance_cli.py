@@ -15,7 +15,6 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from heraldbench.platform.calibrate_cli import DEFAULT_MAX_SAMPLES, KINDS, _dataset
 from heraldbench.platform.cli import _user_errors, app, out
 from heraldbench.platform.conformance import (
     SYSTEMS,
@@ -27,6 +26,7 @@ from heraldbench.platform.conformance import (
 )
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.spec import ExperimentSpec, load_spec, parse_spec
+from heraldbench.platform.trace_files import DEFAULT_MAX_SAMPLES, KINDS, dataset_of_file
 
 __all__ = ["DEFAULT_SPEC", "conformance"]
 
@@ -96,7 +96,7 @@ def _spec(spec_path: Path | None, trace_path: Path | None, kind: str | None) -> 
     kind = kind or ("prepared" if trace_path.is_dir() else _SUFFIX_KINDS.get(trace_path.suffix))
     if kind is None:
         raise SpecError(f"--trace {trace_path}: say its format with --kind ({', '.join(KINDS)})")
-    dataset = _dataset(kind, trace_path, None, DEFAULT_MAX_SAMPLES)
+    dataset = dataset_of_file(kind, trace_path, None, DEFAULT_MAX_SAMPLES)
     return parse_spec({**DEFAULT_SPEC, "dataset": dataset.model_dump(mode="json")})
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import yaml
 
-from heraldbench.platform.conformance import ConformanceError, herald, system_module
 from heraldbench.platform.conformance import SYSTEMS as REGISTERED
+from heraldbench.platform.conformance import ConformanceError, herald, system_module
 from heraldbench.platform.data import SampleChunk, TableLayout, TraceSource
 from heraldbench.platform.spec import parse_spec
 

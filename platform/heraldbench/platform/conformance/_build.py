@@ -113,7 +113,8 @@ def _import(name: str, library: Path) -> ModuleType:
 
 def _compiler() -> str:
     named = os.environ.get("CXX")
-    found = shutil.which(named) if named else next(filter(None, map(shutil.which, _COMPILERS)), None)
+    candidates = (named,) if named else _COMPILERS
+    found = next(filter(None, map(shutil.which, candidates)), None)
     if found is None:
         looked = f"$CXX={named}" if named else ", ".join(_COMPILERS)
         raise ConformanceError(

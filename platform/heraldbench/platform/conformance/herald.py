@@ -42,9 +42,6 @@ _SOURCES = ("laia/src/laia_scheduler.cc", "laia/src/array.cc", "laia/src/thread_
 _EXPECTED = (*_SOURCES, "laia/include/laia_scheduler.h", "laia/include/mini_lru_cache.h")
 #: Counted per iteration, in the shim's column order.
 COUNTS = ("miss_pull", "update_pull", "evict_push", "update_push")
-#: Ids at or above this are rounded by the released loader (laia_dataloader.py casts the
-#: samples through float32 before handing them to the scheduler as ints).
-FLOAT32_EXACT = 2**24
 
 #: The released choices heraldbench's normative rules make differently, each with where it is.
 KNOWN = {
@@ -93,7 +90,8 @@ class HeraldRun:
     evictions: int | None = None
 
     def side(self) -> Side:
-        return Side(self.counts, {"partition": [(a,) for a in self.assign], "sync plan": self.plans})
+        partitions = [(assign,) for assign in self.assign]
+        return Side(self.counts, {"partition": partitions, "sync plan": self.plans})
 
 
 def check_reference(path: Path) -> str | None:
@@ -186,7 +184,8 @@ def compare(reference: Path, spec: ExperimentSpec, trace: TraceSource, *, varian
         "trace": trace.describe(), "workers": spec.cluster.workers,
         "batch_size": spec.cluster.batch_size, "cache_rows": cache_rows,
         "scheduler": {"index": index, **herald.model_dump()},
-        "ids_rounded_by_released_loader": int(np.count_nonzero(ids >= FLOAT32_EXACT)),
+        "ids_rounded_by_released_loader": int(np.count_nonzero(
+            ids.astype(np.float32).astype(np.int64) != ids)),
         "after_last": theirs.after_last,
     }  # fmt: skip
     report = SystemReport("herald", str(reference), commit, variant, setting, len(ours.assign))

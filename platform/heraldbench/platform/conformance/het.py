@@ -41,6 +41,10 @@ COUNTS = ("miss_pull", "update_pull", "evict_push", "update_push", "metadata")
 KNOWN = {
     "touch order": f"{_CACHE}/src/cache.cc: a worker's keys are looked up sorted (Unique), in "
     "ascending id (heraldbench: first occurrence), and that order is the cache's recency order",
+    "lfu inserts": f"{_CACHE}/src/lfu_cache.cc, lfuopt_cache.cc: misses are inserted after the "
+    "lookups and each evicts the row with the fewest uses at once, often one inserted just "
+    "before (heraldbench: after the reads, never a row read); a use counts at the lookup and "
+    "again at the update",
 }
 
 
@@ -50,7 +54,8 @@ def check_reference(path: Path) -> str | None:
 
 
 def released_run(reference: Path, ids: np.ndarray, assign: np.ndarray, *, rows: int,
-                 cache_rows: int, policy: str, bound: int, cache_dir: Path) -> dict[str, Any]:  # fmt: skip
+                 cache_rows: int, policy: str, bound: int,
+                 cache_dir: Path) -> dict[str, Any]:  # fmt: skip
     """The released caches on ``ids`` (N, F) under the partition ``assign`` (T, W·m): per
     quantity of :data:`COUNTS` a (T,) array, and ``flush``."""
     module = build_extension(Extension(
@@ -99,8 +104,9 @@ def compare(reference: Path, spec: ExperimentSpec, trace: TraceSource, *, varian
         "flush": {"heraldbench": our_flush, "released": flush},
     }  # fmt: skip
     report = SystemReport("het", str(reference), commit, variant, setting, len(assign))
-    return side_by_side(report, Side(ours), Side(theirs),
-                        lambda what: None if variant == "released" else KNOWN["touch order"])
+    causes = ("lfu inserts", "touch order") if policy != "lru" else ("touch order",)
+    explanation = None if variant == "released" else "; or ".join(KNOWN[c] for c in causes)
+    return side_by_side(report, Side(ours), Side(theirs), lambda what: explanation)
 
 
 def _het_entry(spec: ExperimentSpec, variant: str) -> tuple[int | None, HETSpec]:

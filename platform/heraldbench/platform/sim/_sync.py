@@ -106,8 +106,8 @@ def write_and_sync(
     the order is that of separate passes, and no row's pushes depend on another's. t's evictions
     are accounted first, as they happened, before its writes: an evicted copy that t - 1's
     look-ahead pushes (for t's readers) is pushed by it, not written back (an evicted copy may
-    be one its worker writes again in t, after eviction on insert). ``after_first``: t > 0. ``pullers`` is per-row scratch
-    (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
+    be one its worker writes again in t, after eviction on insert). ``after_first``: t > 0.
+    ``pullers`` is per-row scratch (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
     counts[0] += evict pushes, counts[1] += write-through pushes, counts[2] += consistency
     violations of t. log_before and log are (ids, workers, how, length) push logs of t - 1 and
     t, with empty arrays for none.
