@@ -173,10 +173,10 @@ def compare(reference: Path, spec: ExperimentSpec, trace: TraceSource, *, varian
     index, herald = _herald_entry(spec, variant)
     ids = trace_ids(trace)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
-    ours = heraldbench_run(spec, trace, herald, cache_rows)
     theirs = released_run(reference, ids, workers=spec.cluster.workers,
                           batch_size=spec.cluster.batch_size, cache_rows=cache_rows,
                           cache_dir=cache_dir)  # fmt: skip
+    ours = heraldbench_run(spec, trace, herald, cache_rows)
     facts = {"strict": herald.variant == "normative" and spec.consistency == "strict",
              "lfu": herald.variant == "normative" and spec.cache.policy != "lru",
              "evictions": bool(ours.evictions or theirs.counts["evict_push"].any())}

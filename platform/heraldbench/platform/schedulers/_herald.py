@@ -24,7 +24,7 @@ class HeraldSpec(SchedulerSpecBase):
 
 @register
 class Herald(Composed):
-    """Herald as its released code implements it (research/schedulers.md §1.2–1.3).
+    """Herald's released ``LaiaScheduler`` under docs/semantics.md's accounting.
 
     Each sample goes to the worker whose cache holds most of its ids valid, every worker taking
     exactly m samples; a worker pushes an updated row only when another worker reads it within

@@ -50,7 +50,7 @@ HET_RELEASED = ReadRules(ascending=True, lfu_on_insert=True)
 
 @register
 class HET(Scheduler):
-    """HET as its released code implements it (research/schedulers.md §2.2–2.4).
+    """HET's cache with bounded staleness (docs/semantics.md, "Bounded staleness").
 
     Every cached row carries the PS clock it was last synced at and the updates made to it
     locally since. A read re-pulls the row only when the PS clock leads by more than ``bound``; a
@@ -58,6 +58,8 @@ class HET(Scheduler):
     dirty. Reads within the bound are hits on a possibly stale copy: that is HET's trade, and the
     trainer measures its accuracy cost. ``bound: 0`` gives exactly naive's traffic. Inputs are
     partitioned as naive's (same seed, same partitions), so the comparison isolates staleness.
+    ``variant: released`` reproduces the released cache's touch order and its LFU and LFUOpt
+    insertion (:data:`HET_RELEASED`, docs/conformance.md).
     """
 
     kind = "het"
