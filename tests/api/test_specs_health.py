@@ -19,7 +19,7 @@ def test_health_reports_database_and_dask(api) -> None:
 def test_config_lists_schedulers_knobs_and_profiles(api_sqlite) -> None:
     config = api_sqlite.get("/api/config").json()
     assert set(config["schedulers"]) == set(registered())
-    assert config["schedulers"]["herald"] == {"lookahead": 1}
+    assert config["schedulers"]["herald"] == {"lookahead": 1, "variant": "normative"}
     assert "tcp-100g" in config["profiles"]
     assert config["auth_required"] is False
 

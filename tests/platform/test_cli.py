@@ -51,7 +51,7 @@ def test_simulate_json_reports_every_scheduler_against_naive(tmp_path: Path) -> 
         assert counts["hits"] + counts["miss_pull"] + counts["update_pull"] == counts["lookups"]
         assert run["bytes"]["pull"] == (counts["miss_pull"] + counts["update_pull"]) * 128 * 4
         assert run["iterations"] == 20000 // 256
-    assert runs["herald"]["params"] == {"lookahead": 1}
+    assert runs["herald"]["params"] == {"lookahead": 1, "variant": "normative"}
     # The direction of Herald's Table 1: Herald below naive everywhere, ablations in between.
     herald = runs["herald"]["relative"]
     assert herald["pull"] < 1 and herald["push"] < 1 and herald["overall"] < 1

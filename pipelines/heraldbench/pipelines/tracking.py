@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.exceptions import UnavailableError
+from heraldbench.platform.home import HOME_ENV, home
 
 __all__ = [
     "EXPERIMENT_KIND_TAG",
@@ -47,7 +48,6 @@ __all__ = [
     "ui_hint",
 ]
 
-HOME_ENV = "HERALDBENCH_HOME"
 URI_ENV = "MLFLOW_TRACKING_URI"
 #: Stepped metrics logged per series at most; longer series are averaged over equal windows.
 SERIES_CAP = 1000
@@ -55,13 +55,6 @@ _BATCH = 1000  # MLflow's limit of metrics per log_batch call
 _UI = "http://127.0.0.1:5000"
 #: The experiment tag MLflow's UI reads to pick its model-training or GenAI view.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
-
-
-def home() -> Path:
-    """The project data folder (``$HERALDBENCH_HOME``, default ``./.heraldbench``), created."""
-    folder = Path(os.environ.get(HOME_ENV) or ".heraldbench").resolve()
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def tracking_uri() -> str:

@@ -11,17 +11,15 @@ from typing import Annotated, Any
 
 import numpy as np
 import typer
-import yaml
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from heraldbench.platform.cli import _user_errors, app, err, out
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.trace_files import DEFAULT_MAX_SAMPLES, KINDS, dataset_of_file
 
 __all__ = ["calibrate"]
 
-KINDS = ("criteo-tsv", "avazu-csv", "movielens", "prepared")
-DEFAULT_MAX_SAMPLES = 1_000_000
 
 
 @app.command()
@@ -52,7 +50,7 @@ def calibrate(
     from heraldbench.platform.data.workload.schema import save_profile
 
     with _user_errors():
-        dataset = _dataset(kind, path, options, max_samples)
+        dataset = dataset_of_file(kind, path, options, max_samples)
         parsed_shapes = _shapes(shapes) if check or shapes else ()
         trace = dataset.open()
         with _stages(enabled=not as_json) as stage:
@@ -80,27 +78,6 @@ def data_trace(data, trace):
 
     chunk = SampleChunk((data.ids + trace.layout.offsets).astype(np.int32), data.labels, data.dense)
     return InMemoryTrace.from_chunk(chunk, trace.layout)
-
-
-def _dataset(kind: str, path: Path, options: list[str] | None, max_samples: int):
-    from pydantic import TypeAdapter, ValidationError
-
-    from heraldbench.platform.spec import DatasetSpec, format_validation_error
-
-    if kind not in KINDS:
-        raise SpecError(f"--kind {kind!r}: give one of {', '.join(KINDS)}")
-    knobs: dict[str, Any] = {}
-    for item in options or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise SpecError(f"--option {item!r}: expected KEY=VALUE")
-        knobs[key.strip()] = yaml.safe_load(value)
-    document = {"kind": kind, "path": str(path), "max_samples": max_samples, **knobs}
-    try:
-        return TypeAdapter(DatasetSpec).validate_python(document)
-    except ValidationError as exc:
-        lines = format_validation_error(exc).replace(f"{kind}.", "")
-        raise SpecError(f"bad --option for {kind}:\n{lines}") from None
 
 
 def _shapes(texts: list[str] | None):

@@ -261,5 +261,6 @@ def main() -> None:
 
 from heraldbench.platform import (
     calibrate_cli,  # noqa: F401  (registers `calibrate`)
+    conformance_cli,  # noqa: F401  (registers `conformance`)
     profile_cli,  # noqa: F401  (registers `profile-cluster`)
 )

@@ -37,6 +37,7 @@ __all__ = [
     "PhaseSwitch",
     "Plan",
     "Read",
+    "ReadRules",
     "RunPlan",
     "Send",
     "Series",
@@ -45,6 +46,8 @@ __all__ = [
 
 #: Cache replacement policies an executor knows, by name.
 POLICY_NAMES = ("lru", "lfu", "lfuopt")
+#: Co-writer rules an executor knows (docs/semantics.md, "Writes").
+CONSISTENCY_NAMES = ("strict", "optimistic")
 
 
 class Read(enum.IntEnum):
@@ -147,12 +150,49 @@ class OracleWindow:
 
 
 @dataclass(frozen=True)
+class ReadRules:
+    """How each worker's cache takes its reads. The defaults are docs/semantics.md's; each other
+    setting reproduces a choice of a released implementation (its ``released`` variant;
+    docs/conformance.md says where in the released code each one is).
+
+    Attributes:
+        ascending: the touch order is ascending row id (the released code reads a worker's
+            keys from an ordered set), not first occurrence. Row numbers then matter, so the
+            simulator does not renumber the trace's rows.
+        evict_on_insert: each miss that takes a worker's cache over K rows evicts the least
+            recently used row at once, in touch order, even a row the worker reads later in
+            the same iteration (Herald's ``MiniLRUCache::insert``), instead of evicting after
+            the worker's reads and never a row it reads. LRU only.
+        reread_pushed: a worker's valid copy of a row that another worker also reads this
+            iteration is outdated before the worker's own read, which is then an update pull,
+            not a hit (Herald's snapshot outdates the keys of a worker's sync plan before its
+            reads); the row's state after the iteration is the same.
+        lfu_on_insert: HET's released LFU and LFUOpt caches: a worker's misses are inserted
+            after all its lookups, each evicting at once the row with the fewest uses, which
+            may be one inserted or read in the same iteration; a use is counted at the lookup
+            and again at the update (LFUOpt: from 0 at insertion, permanent at the tenth, with
+            no limit on permanent rows but the cache's). A row not held at its update is
+            pushed at once and not kept (``Send.RELEASE``). Bounded staleness (HET) only; the
+            simulator carries it out, the trainers' fixed-size caches cannot (such a row is
+            held beyond the cache's rows until its update).
+    """
+
+    ascending: bool = False
+    evict_on_insert: bool = False
+    reread_pushed: bool = False
+    lfu_on_insert: bool = False
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """What a scheduler needs from every executor for one run, fixed before the run starts.
 
     Attributes:
         trace: the trace the scheduler runs on (FAE's reordering, or the trace as given).
         cache_policy: a replacement policy of the scheduler's own (HET), or None for the spec's.
+        consistency: a co-writer rule of the scheduler's own (Herald's released code keeps
+            co-writers' copies valid), or None for the spec's.
+        reads: how the per-worker caches take reads (:class:`ReadRules`).
         replacement_window: future global batches whose rows eviction passes over; 0 = off.
         replicated_rows: (H,) int32 rows replicated on every worker for replicated batches,
             named as ``trace`` names them (FAE's hot set), or None.
@@ -165,14 +205,30 @@ class RunPlan:
     replacement_window: int = 0
     replicated_rows: np.ndarray | None = None
     oracle: OracleWindow | None = None
+    consistency: str | None = None
+    reads: ReadRules = ReadRules()
 
     def __post_init__(self) -> None:
         if self.cache_policy is not None and self.cache_policy not in POLICY_NAMES:
             raise SpecError(
                 f"cache policy must be one of {', '.join(POLICY_NAMES)}, got {self.cache_policy!r}"
             )
+        if self.consistency is not None and self.consistency not in CONSISTENCY_NAMES:
+            raise SpecError(f"consistency must be one of {', '.join(CONSISTENCY_NAMES)}, "
+                            f"got {self.consistency!r}")  # fmt: skip
+        if self.reads.evict_on_insert and self.cache_policy != "lru":
+            raise SpecError(f"eviction on insert is an LRU rule: the plan must name the lru "
+                            f"policy, not {self.cache_policy!r}")  # fmt: skip
         if self.replacement_window < 0:
             raise SpecError(f"replacement window must be >= 0, got {self.replacement_window}")
+
+    def policy_or(self, given: str) -> str:
+        """The replacement policy the run uses: the plan's own, else ``given`` (the spec's)."""
+        return self.cache_policy or given
+
+    def consistency_or(self, given: str) -> str:
+        """The co-writer rule the run uses: the plan's own, else ``given`` (the spec's)."""
+        return self.consistency or given
 
     @property
     def replays_trace(self) -> bool:

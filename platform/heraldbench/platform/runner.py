@@ -176,7 +176,7 @@ def _bound_applies(scheduler: Scheduler, plan: RunPlan, trace: TraceSource,
     caches: relaxed reads (HET), replicated batches (FAE) and prefetching executors (BagPipe)
     are outside its premise, so no gap is reported for them."""
     return (
-        spec.consistency == "strict"
+        plan.consistency_or(spec.consistency) == "strict"
         and plan.replays_trace
         and plan.trace is trace
         and scheduler.sync_policy.rule is not SyncRule.BOUNDED_STALENESS

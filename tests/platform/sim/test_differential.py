@@ -37,6 +37,28 @@ def test_fast_simulator_matches_reference(case: tuple[InMemoryTrace, str, dict[s
     assert fast == reference
 
 
+@st.composite
+def released_cases(draw: st.DrawFn) -> tuple[InMemoryTrace, str, dict[str, Any]]:
+    """A random (trace, Herald kind, simulation arguments) triple under the released variant."""
+    trace, kw = draw(small_simulations())
+    kw["consistency"] = draw(st.sampled_from(["strict", "optimistic"]))  # the variant overrides
+    kw["variant"] = "released"
+    return trace, draw(st.sampled_from(KINDS[1:])), kw
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(released_cases())
+def test_released_variant_matches_reference(
+    case: tuple[InMemoryTrace, str, dict[str, Any]],
+) -> None:
+    """Herald's released cache rules (ascending touch order, eviction on insert, a pushed row
+    read by its pusher re-pulled; LRU, optimistic) agree with the reference's literal reading
+    of them, count for count."""
+    trace, kind, kw = case
+    reference, fast = run_both(trace, kind, **kw)
+    assert fast == reference
+
+
 def skewed_trace(samples: int, sizes: list[int], seed: int) -> InMemoryTrace:
     """Zipf-like local ids (a few hot rows per table), as in real click logs."""
     rng = np.random.default_rng(seed)
@@ -65,4 +87,14 @@ def test_fast_simulator_matches_reference_on_a_larger_trace(
     reference, fast = run_both(trace, kind, **kw)
     assert reference["iterations"] == 62 and reference["samples_dropped"] == 16
     assert reference["evict_push"] + reference["update_pull"] > 0  # the case exercises both paths
+    assert fast == reference
+
+
+@pytest.mark.parametrize("kind", KINDS[1:])
+def test_released_variant_matches_reference_on_a_larger_trace(kind: str) -> None:
+    trace = skewed_trace(2_000, [40, 300, 1_000], seed=7)
+    kw = {"workers": 4, "batch_size": 8, "cache_rows": 60, "seed": 3, "variant": "released"}
+    reference, fast = run_both(trace, kind, **kw)
+    normative, _ = run_both(trace, kind, **{**kw, "variant": "normative"})
+    assert reference != normative  # the rules matter on this trace (evictions, shared rows)
     assert fast == reference

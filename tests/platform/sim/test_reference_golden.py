@@ -31,10 +31,13 @@ ON_DEMAND_KINDS = ("herald", "herald-sync-only")
 def run_both(trace: TraceSource, kind: str, **kw: Any) -> tuple[dict[str, int], dict[str, int]]:
     """Counts of (reference, fast simulator, with invariant checks) on the same input.
 
-    ``kw``: workers, batch_size, cache_rows and optionally policy, consistency, lookahead, seed.
+    ``kw``: workers, batch_size, cache_rows and optionally policy, consistency, lookahead, seed
+    and (the Herald kinds) variant.
     """
     reference = reference_simulate(trace, kind, **kw)
     knobs = {"lookahead": kw.get("lookahead", 1)} if kind in ON_DEMAND_KINDS else {}
+    if "variant" in kw:
+        knobs["variant"] = kw["variant"]
     scheduler = create(
         kind, workers=kw["workers"], batch_size=kw["batch_size"], seed=kw.get("seed", 0), **knobs
     )

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from heraldbench.platform.contract import Read
-from heraldbench.platform.exceptions import InvariantViolation
+from heraldbench.platform.exceptions import InvariantViolation, SpecError
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import decisions, simulate
 from heraldbench.platform.train import EmulatedCluster, executor, init_embedding_table
@@ -44,6 +44,10 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("naive", {}, {"policy": "lfu"}),
     ("herald", {}, {"policy": "lfu", "cache_rows": 33}),
     ("herald", {}, {"consistency": "optimistic"}),
+    ("herald", {"variant": "released"}, {"cache_rows": 36}),
+    ("herald-sync-only", {"variant": "released", "lookahead": 2}, {"policy": "lfu"}),
+    ("herald-partition-only", {"variant": "released"}, {}),
+    ("het", {"bound": 1, "variant": "released"}, {}),
     ("bagpipe", {"lookahead": 4}, {"cache_rows": 80}),
     ("bagpipe", {"lookahead": 1}, {"cache_rows": 70}),
     ("bagpipe", {"lookahead": 20, "cleanup_proportion": 0.5}, {"cache_rows": 98}),
@@ -71,6 +75,13 @@ def test_the_tiny_trace_exercises_every_kind_of_move() -> None:
     assert train_tiny("herald-plus").direct_transfers > 0
     fae = train_tiny("fae", hot_ratio=0.2)
     assert fae.counts.allreduce > 0
+
+
+def test_hets_released_lfu_is_simulated_but_not_trained() -> None:
+    """HET's released LFU holds rows beyond its cache between their read and their update;
+    the trainers' caches cannot, and say so rather than move other rows."""
+    with pytest.raises(SpecError, match="the lfu policy keeps rows beyond its cache's rows"):
+        train_tiny("het", bound=1, policy="lfu", variant="released")
 
 
 def test_het_reads_stale_rows_only_beyond_bound_zero() -> None:

@@ -21,8 +21,11 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
+from heraldbench.platform.contract import ReadRules
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
     CacheView,
+    RunPlan,
     Scheduler,
     SchedulerSpecBase,
     SyncPolicy,
@@ -39,6 +42,7 @@ __all__ = [
     "PartitionRule",
     "SyncRuleOf",
     "lookahead_field",
+    "variant_field",
 ]
 
 
@@ -93,8 +97,29 @@ def lookahead_field() -> Any:
     )
 
 
+def variant_field() -> Any:
+    """The ``variant`` knob: the normative rules of docs/semantics.md, or the released code's."""
+    return Field(
+        "normative",
+        description="normative: docs/semantics.md; released: as the authors' released code does "
+        "it (docs/conformance.md)",
+    )
+
+
+#: Herald's released snapshot cache (laia/include/mini_lru_cache.h, read by the loop of
+#: laia/src/laia_scheduler.cc): an LRU cache whose keys are read in ascending id, which evicts
+#: as it inserts, and which outdates a key a worker pushes for others before the worker reads it.
+HERALD_RELEASED = ReadRules(ascending=True, evict_on_insert=True, reread_pushed=True)
+
+
 class Composed(Scheduler):
-    """A scheduler that is exactly one partition rule and one sync rule."""
+    """A scheduler that is exactly one partition rule and one sync rule.
+
+    A spec with ``variant: released`` (Herald and its ablations) runs on Herald's released
+    cache rules: :data:`HERALD_RELEASED`, LRU, and co-writers' copies left valid (the
+    ``optimistic`` rule; the released snapshot marks every reader's copy valid), whatever the
+    spec's cache policy and consistency.
+    """
 
     partition_rule: ClassVar[PartitionRule]
     sync_rule: ClassVar[SyncRuleOf]
@@ -109,3 +134,9 @@ class Composed(Scheduler):
 
     def partition(self, ids: np.ndarray, view: CacheView, iteration: int) -> np.ndarray:
         return self.partition_rule.assign(self, ids, view, iteration)
+
+    def plan_run(self, trace: TraceSource) -> RunPlan:
+        if getattr(self.spec, "variant", "normative") == "released":
+            return RunPlan(trace, cache_policy="lru", consistency="optimistic",
+                           reads=HERALD_RELEASED)  # fmt: skip
+        return RunPlan(trace)

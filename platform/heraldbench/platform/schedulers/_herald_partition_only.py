@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Literal
 
 from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
-from heraldbench.platform.schedulers._composed import LOCATION_AWARE, WRITE_THROUGH, Composed
+from heraldbench.platform.schedulers._composed import (
+    LOCATION_AWARE,
+    WRITE_THROUGH,
+    Composed,
+    variant_field,
+)
 
 __all__ = ["HeraldPartitionOnly", "HeraldPartitionOnlySpec"]
 
 
 class HeraldPartitionOnlySpec(SchedulerSpecBase):
     kind: Literal["herald-partition-only"] = "herald-partition-only"
+    variant: Literal["normative", "released"] = variant_field()
 
 
 @register

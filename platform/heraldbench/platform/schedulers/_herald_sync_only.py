@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Literal
 
 from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
-from heraldbench.platform.schedulers._composed import ON_DEMAND, RANDOM, Composed, lookahead_field
+from heraldbench.platform.schedulers._composed import (
+    ON_DEMAND,
+    RANDOM,
+    Composed,
+    lookahead_field,
+    variant_field,
+)
 
 __all__ = ["HeraldSyncOnly", "HeraldSyncOnlySpec"]
 
@@ -14,6 +20,7 @@ class HeraldSyncOnlySpec(SchedulerSpecBase):
     kind: Literal["herald-sync-only"] = "herald-sync-only"
     held_knobs = ("lookahead",)
     lookahead: int = lookahead_field()
+    variant: Literal["normative", "released"] = variant_field()
 
 
 @register

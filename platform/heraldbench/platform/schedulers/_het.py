@@ -7,6 +7,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from heraldbench.platform.contract import ReadRules
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers._base import (
     CacheView,
@@ -17,7 +18,7 @@ from heraldbench.platform.schedulers._base import (
     SyncRule,
     register,
 )
-from heraldbench.platform.schedulers._composed import RANDOM
+from heraldbench.platform.schedulers._composed import RANDOM, variant_field
 
 __all__ = ["HET", "HETSpec"]
 
@@ -38,11 +39,18 @@ class HETSpec(SchedulerSpecBase):
     policy: Literal["lru", "lfu", "lfuopt"] | None = Field(
         None, description="HET's cache policy; None uses the spec's cache policy"
     )
+    variant: Literal["normative", "released"] = variant_field()
+
+
+#: HET's released cache (hetu/v1/src/hetu_cache/src/cache.cc): a worker's keys are looked up
+#: sorted, so its cache is touched in ascending id; its LFU and LFUOpt caches insert misses
+#: after the lookups, evicting as they insert (contract.ReadRules.lfu_on_insert).
+HET_RELEASED = ReadRules(ascending=True, lfu_on_insert=True)
 
 
 @register
 class HET(Scheduler):
-    """HET as its released code implements it (research/schedulers.md §2.2–2.4).
+    """HET's cache with bounded staleness (docs/semantics.md, "Bounded staleness").
 
     Every cached row carries the PS clock it was last synced at and the updates made to it
     locally since. A read re-pulls the row only when the PS clock leads by more than ``bound``; a
@@ -50,13 +58,17 @@ class HET(Scheduler):
     dirty. Reads within the bound are hits on a possibly stale copy: that is HET's trade, and the
     trainer measures its accuracy cost. ``bound: 0`` gives exactly naive's traffic. Inputs are
     partitioned as naive's (same seed, same partitions), so the comparison isolates staleness.
+    ``variant: released`` reproduces the released cache's touch order and its LFU and LFUOpt
+    insertion (:data:`HET_RELEASED`, docs/conformance.md).
     """
 
     kind = "het"
     spec_cls = HETSpec
 
     def plan_run(self, trace: TraceSource) -> RunPlan:
-        return RunPlan(trace, cache_policy=self.spec.policy)  # type: ignore[attr-defined]
+        spec = self.spec
+        reads = HET_RELEASED if spec.variant == "released" else ReadRules()  # type: ignore[attr-defined]
+        return RunPlan(trace, cache_policy=spec.policy, reads=reads)  # type: ignore[attr-defined]
 
     @property
     def sync_policy(self) -> SyncPolicy:

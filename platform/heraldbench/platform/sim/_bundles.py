@@ -28,6 +28,10 @@ class ReadSettings(NamedTuple):
         permanent_cap: LFUOpt's rows that are never evicted, per worker.
         bound: HET's staleness bound, or -1 for strict consistency.
         per_occurrence: HET's clock ticks per id occurrence (else per iteration).
+        ascending: each worker's working set is touched in ascending row id
+            (``contract.ReadRules``).
+        evict_on_insert: each miss over capacity evicts at once (``contract.ReadRules``).
+        lfu_on_insert: HET's released LFU and LFUOpt (``contract.ReadRules``).
     """
 
     workers: int
@@ -36,6 +40,9 @@ class ReadSettings(NamedTuple):
     permanent_cap: int
     bound: int
     per_occurrence: bool
+    ascending: bool
+    evict_on_insert: bool
+    lfu_on_insert: bool
 
 
 class RowState(NamedTuple):

@@ -19,7 +19,7 @@ import numpy as np
 from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.contract import IterationDecisions, OracleWindow, Read, RunPlan, Send
 from heraldbench.platform.data import TraceSource
-from heraldbench.platform.exceptions import InvariantViolation
+from heraldbench.platform.exceptions import InvariantViolation, SpecError
 from heraldbench.platform.schedulers import Scheduler
 from heraldbench.platform.sim._replicated_moves import Moves
 from heraldbench.platform.sim._simulator import _Run
@@ -47,6 +47,13 @@ def decisions(
         return
     run = _Run(plan.trace, scheduler, plan, cache_rows, policy, consistency, False, False,
                log_sent=True)  # fmt: skip
+    if run.transient_rows:
+        raise SpecError(
+            f"{scheduler.kind} with variant: released and the {run.policy} policy keeps rows "
+            f"beyond its cache's rows between their read and their update (HET's released "
+            f"LFU and LFUOpt), which the trainers' caches cannot: simulate it, or train with "
+            f"the lru policy"
+        )
     parked = ParkedRows()
     for dec in _per_worker_decisions(run):
         handed = parked.hand_over(dec) if parked else None

@@ -269,8 +269,37 @@ def lfu_touch(w, k, iteration, inserted, policy, permanent_cap, permanent, use_c
             use_count[k, w] = PERMANENT
             permanent[w] += 1
             return
+    lfu_queue(w, k, iteration, use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size,
+              cached, last_use)
+
+
+@numba.njit(cache=True, nogil=True)
+def lfu_queue(w, k, iteration, use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size,
+              cached, last_use):  # pragma: no cover - numba
+    """Queue row k's heap entry at its use count, after every entry queued before it."""
     if heap_size[w] == heap_keys.shape[1]:
         _heap_compact(w, heap_keys, heap_ids, heap_t, heap_size, cached, last_use, use_count)
     key = (np.int64(use_count[k, w]) << 36) | touch_seq[w]
     touch_seq[w] += 1
     _heap_push(heap_keys, heap_ids, heap_t, heap_size, w, key, k, iteration)
+
+
+@numba.njit(cache=True, nogil=True)
+def lfu_pop_fewest(w, heap_keys, heap_ids, heap_t, heap_size, cached, last_use,
+                   use_count):  # pragma: no cover - numba
+    """The cached row with the fewest uses (the earliest queued among them), taken off the
+    heap; -1 when no row is there to take (LFUOpt's permanent rows are not)."""
+    while heap_size[w] > 0:
+        k, t, key = _heap_pop(heap_keys, heap_ids, heap_t, heap_size, w)
+        if _lfu_live(w, k, t, key, cached, last_use, use_count):
+            return k
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def evict_one(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
+              slot):  # pragma: no cover - numba
+    """Evict worker w's copy of row k into eviction record ``slot``, with its unpushed
+    updates (bounded staleness)."""
+    _drop(k, w, cached, valid, evicted_ids, evicted_w, slot)
+    _take_pending(slot, slot + 1, evicted_ids, evicted_w, pending, evicted_pending)

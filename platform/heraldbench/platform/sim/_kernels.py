@@ -10,7 +10,13 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from heraldbench.platform.contract import Read
+from heraldbench.platform.sim._classify import (
+    TOUCH_HIT,
+    TOUCH_MISS,
+    TOUCH_UPDATE,
+    classify_het,
+    classify_strict,
+)
 from heraldbench.platform.sim._eviction import (
     POLICY_LRU,
     evict_lfu,
@@ -19,9 +25,9 @@ from heraldbench.platform.sim._eviction import (
     log_reserve,
     several_bits,
 )
+from heraldbench.platform.sim._released import touch_lfu_on_insert, touch_lru_evicting
 
-# The contract's read kinds as plain ints for numba; also the index of each in the counts array.
-TOUCH_HIT, TOUCH_MISS, TOUCH_UPDATE = int(Read.HIT), int(Read.MISS), int(Read.UPDATE)
+__all__ = ["TOUCH_HIT", "TOUCH_MISS", "TOUCH_UPDATE", "read_batch", "write_batch"]
 
 @numba.njit(cache=True, nogil=True)
 def group_by_worker(assign, workers):  # pragma: no cover - numba
@@ -43,8 +49,8 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
 @numba.njit(cache=True, nogil=True)
 def read_batch(
     ids, assign, iteration,
-    workers, capacity, policy, permanent_cap, bound, per_occurrence,
-    cached, valid, last_use, seen, ahead, lag, pending, tally,
+    workers, capacity, policy, permanent_cap, bound, per_occurrence, ascending, evict_on_insert,
+    lfu_on_insert, cached, valid, last_use, seen, ahead, lag, pending, tally,
     occupancy, log_ids, log_t, log_head, log_tail, use_count, permanent, heap_keys, heap_ids,
     heap_t, heap_size, touch_seq,
     touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held, evicted_ids,
@@ -56,6 +62,9 @@ def read_batch(
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
     than bound), where each read copy also takes its updates here (:func:`_hold_updates`).
+    ``ascending`` touches each working set in ascending row id; ``evict_on_insert`` (LRU,
+    strict) evicts as each miss takes the cache over capacity, ``lfu_on_insert`` (LFU and
+    LFUOpt, bounded staleness) as HET's released caches do (:mod:`._released`).
     Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
     hits, miss pulls and update pulls. Between ``iteration`` and ``counts`` come the fields of
     the bundles of ``_bundles`` in order (ReadSettings, RowState, Evictor, Touches), which the
@@ -71,12 +80,27 @@ def read_batch(
                                          np.int32(iteration * workers + w + 1), seen, tally,
                                          bound >= 0, touched_ids, touched_w, touched_occ,
                                          n_touched)
-        if policy == POLICY_LRU:
+        if ascending:
+            _sort_working_set(first, n_touched, touched_ids, touched_occ, bound >= 0)
+        if evict_on_insert:
+            n_evicted = touch_lru_evicting(w, first, n_touched, iteration, capacity,
+                                            touched_ids, touched_kind, cached, valid, pending,
+                                            last_use, ahead, log_ids, log_t, log_head,
+                                            log_tail, occupancy, evicted_ids, evicted_w,
+                                            evicted_pending, n_evicted, counts)
+        elif policy == POLICY_LRU:
             log_reserve(w, n_touched - first, log_ids, log_t, log_head, log_tail, cached,
                         last_use)
             occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touched_ids,
                                        touched_kind, cached, valid, lag, pending,
                                        last_use, log_ids, log_t, log_tail, counts)
+        elif lfu_on_insert:
+            n_evicted = touch_lfu_on_insert(w, first, n_touched, iteration, bound, policy,
+                                            capacity, touched_ids, touched_kind, cached, valid,
+                                            lag, pending, last_use, use_count, heap_keys,
+                                            heap_ids, heap_t, heap_size, touch_seq, occupancy,
+                                            evicted_ids, evicted_w, evicted_pending, n_evicted,
+                                            counts)
         else:
             occupancy[w] += _touch_lfu(w, first, n_touched, iteration, bound, policy,
                                        permanent_cap, touched_ids, touched_kind, cached, valid,
@@ -84,7 +108,7 @@ def read_batch(
                                        heap_keys, heap_ids, heap_t, heap_size, touch_seq, counts)
         if bound >= 0:
             n_pushed = _hold_updates(w, first, n_touched, bound, per_occurrence, touched_ids,
-                                     touched_occ, pending, push_at, push_held, n_pushed)
+                                     touched_occ, cached, pending, push_at, push_held, n_pushed)
         need = occupancy[w] - capacity
         if need > 0:
             if policy == POLICY_LRU:
@@ -101,18 +125,20 @@ def read_batch(
 
 
 @numba.njit(cache=True, nogil=True)
-def _hold_updates(w, first, last, bound, per_occurrence, touched_ids, touched_occ, pending,
+def _hold_updates(w, first, last, bound, per_occurrence, touched_ids, touched_occ, cached, pending,
                   push_at, push_held, n_pushed):  # pragma: no cover - numba
     """HET's writes of worker w's copies ``first..last``: each gains this iteration's updates
     (one per occurrence, or one) and is pushed once more than ``bound`` are held; the push is
     listed (position in the touch records, updates it carried) for the sync pass, which ages the
     other copies once every worker has read. Done here, right after the worker's reads, while
     its rows' records are still in the CPU's cache: no other worker's reads of this iteration
-    depend on it, since a copy's own updates never make it stale."""
+    depend on it, since a copy's own updates never make it stale. A row the worker no longer
+    holds (``ReadRules.lfu_on_insert``) is pushed whatever it carries, and not kept."""
+    bit = cached.dtype.type(1 << w)
     for i in range(first, last):
         k = touched_ids[i]
         held = pending[k, w] + (touched_occ[i] if per_occurrence else 1)
-        pushed = held > bound
+        pushed = (held > bound) | ((cached[k] & bit) == 0)
         pending[k, w] = 0 if pushed else held
         push_at[n_pushed] = i
         push_held[n_pushed] = held
@@ -134,9 +160,9 @@ def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cach
     for i in range(first, last):
         k = touched_ids[i]
         if bound < 0:
-            kind = _classify_strict(k, w, cached, valid)
+            kind = classify_strict(k, w, cached, valid)
         else:
-            kind = _classify_het(k, w, bound, cached, lag, pending)
+            kind = classify_het(k, w, bound, cached, lag, pending)
         touched_kind[i] = kind
         hits += kind == TOUCH_HIT
         misses += kind == TOUCH_MISS
@@ -152,6 +178,18 @@ def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cach
 
 
 @numba.njit(cache=True, nogil=True)
+def _sort_working_set(first, last, touched_ids, touched_occ, with_occurrences):  # pragma: no cover
+    """Put one worker's working set (touch records ``first..last``) in ascending row id, with
+    its occurrence counts when they are kept."""
+    if not with_occurrences:
+        touched_ids[first:last].sort()
+        return
+    order = np.argsort(touched_ids[first:last], kind="mergesort")
+    touched_ids[first:last] = touched_ids[first:last][order]
+    touched_occ[first:last] = touched_occ[first:last][order]
+
+
+@numba.njit(cache=True, nogil=True)
 def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_ids, touched_kind,
                cached, valid, lag, pending, last_use, use_count, permanent, heap_keys,
                heap_ids, heap_t, heap_size, touch_seq, counts):  # pragma: no cover - numba
@@ -161,9 +199,9 @@ def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_
     for i in range(first, last):
         k = touched_ids[i]
         if bound < 0:
-            kind = _classify_strict(k, w, cached, valid)
+            kind = classify_strict(k, w, cached, valid)
         else:
-            kind = _classify_het(k, w, bound, cached, lag, pending)
+            kind = classify_het(k, w, bound, cached, lag, pending)
         touched_kind[i] = kind
         counts[kind] += 1
         misses += kind == TOUCH_MISS
@@ -196,37 +234,6 @@ def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occur
             touched_occ[i] = tally[k]
             tally[k] = 0
     return n_touched
-
-
-# The classifications are arithmetic, without branches: a mispredicted branch would hold up the
-# lookups behind it, and an inlined helper that branches on arrays costs atomic reference counts.
-@numba.njit(cache=True, nogil=True, inline="always")
-def _classify_strict(k, w, cached, valid):  # pragma: no cover - numba
-    """Hit, miss pull or update pull of row k at worker w under strict consistency (stale when
-    the copy's valid bit is clear); the row is now cached there."""
-    bit = cached.dtype.type(1 << w)
-    mask = cached[k]
-    cached[k] = mask | bit
-    held = np.int8((mask & bit) != 0)
-    fresh = np.int8((valid[k] & bit) != 0)
-    # miss (not held) 1, hit (held, fresh) 0, update pull (held, outdated) 2
-    return np.int8(1) - held + np.int8(2) * held * (np.int8(1) - fresh)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _classify_het(k, w, bound, cached, lag, pending):  # pragma: no cover - numba
-    """The same under HET's bounded staleness: stale when the PS clock leads the copy's by more
-    than ``bound``. A pull refreshes the copy's clock; a miss starts it with no local updates,
-    while an update pull keeps them (HET)."""
-    bit = cached.dtype.type(1 << w)
-    mask = cached[k]
-    cached[k] = mask | bit
-    held = np.int8((mask & bit) != 0)
-    lead = lag[k, w]
-    stale = np.int8(lead > bound)
-    lag[k, w] = lead * (held * (np.int8(1) - stale))
-    pending[k, w] = pending[k, w] * held
-    return np.int8(1) - held + np.int8(2) * held * stale
 
 
 @numba.njit(cache=True, nogil=True)

@@ -24,7 +24,7 @@ from heraldbench.platform.data import FirstSeenTrace, SampleChunk, TraceSource, 
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
-from heraldbench.platform.sim import _kernels, _sync
+from heraldbench.platform.sim import _kernels, _released, _sync
 from heraldbench.platform.sim._bundles import ReadSettings
 from heraldbench.platform.sim._state import POLICIES, ClusterState, IterationRecords
 
@@ -74,12 +74,14 @@ def simulate(
         progress: called with (samples done, samples total) after every chunk.
         renumber_rows: simulate on the trace with rows numbered in order of first appearance
             (:class:`FirstSeenTrace`), for memory locality; the counts are the same either way.
+            Ignored where the plan's reads depend on row numbers (``ReadRules.ascending``).
         plan: the scheduler's run plan for ``trace`` if the caller already has it
             (``scheduler.plan_run(trace)``, which is called otherwise).
     """
     # The scheduler plans on the trace as given (FAE ranks rows by their original numbers).
     plan = plan if plan is not None else scheduler.plan_run(trace)
-    trace = FirstSeenTrace(plan.trace) if renumber_rows else plan.trace
+    renumber = renumber_rows and not plan.reads.ascending
+    trace = FirstSeenTrace(plan.trace) if renumber else plan.trace
     if plan.oracle is not None:
         from heraldbench.platform.sim._replicated import simulate_replicated
 
@@ -102,9 +104,18 @@ class _Run:
         self.trace = trace
         self.scheduler, self.check = scheduler, check
         self.counts_only = not log_sent  # no executor reads the batches' labels and features
-        self.policy = plan.cache_policy or policy
+        self.policy = plan.policy_or(policy)
+        consistency = plan.consistency_or(consistency)
         self.replicated_rows = plan.replicated_rows
         _validate(self.trace, scheduler, cache_rows, self.policy, consistency)
+        self.reread_pushed = plan.reads.reread_pushed
+        bounded = scheduler.sync_policy.rule is SyncRule.BOUNDED_STALENESS
+        if plan.reads.lfu_on_insert and not bounded:
+            raise SpecError("HET's released LFU rules (ReadRules.lfu_on_insert) need bounded "
+                            "staleness")  # fmt: skip
+        #: rows may be read and then left out of the cache before their update (HET's released
+        #: LFU and LFUOpt), which no trainer's fixed-size cache can carry out
+        self.transient_rows = plan.reads.lfu_on_insert and self.policy != "lru"
         self.workers, self.m = scheduler.workers, scheduler.batch_size
         self.fields = self.trace.layout.num_tables
         self.sync = scheduler.sync_policy
@@ -126,6 +137,7 @@ class _Run:
         settings = ReadSettings(
             self.workers, s.capacity, s.policy, s.permanent_cap,
             self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
+            plan.reads.ascending, plan.reads.evict_on_insert, plan.reads.lfu_on_insert,
         )  # fmt: skip
         self.read_args = (*settings, *s.read_rows(), *s.evictor())
         self.touches = [tuple(rec.touches()) for rec in self.ring]
@@ -250,6 +262,9 @@ class _Run:
         rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
             batch.ids, assign, iteration, *self.read_args, *self.touches[rec_slot], counts,
         )  # fmt: skip
+        if self.reread_pushed:
+            _released.reread_shared_hits(rec.touched_ids, rec.touched_w, rec.touched_kind,
+                                        rec.n_touched, s.writers, counts)  # fmt: skip
         self.series[iteration, : Series.EVICT_PUSH] += counts
         if self.sync_with_writes:
             self._write_and_sync(iteration, rec)

@@ -15,6 +15,7 @@ from heraldbench.platform.sim._kernels import TOUCH_HIT, valid_after_write
 
 # How a dirty copy left its worker: the contract's send kinds as plain ints for numba.
 SENT_EVICT, SENT_UPDATE, SENT_DIRECT = int(Send.EVICT), int(Send.UPDATE), int(Send.DIRECT)
+SENT_RELEASE = int(Send.RELEASE)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -55,8 +56,8 @@ def sync_iteration(
         for i in range(n_pulled):
             if pulled_kind[i] != TOUCH_HIT:
                 counts[2] += _pull_violates(pulled_ids[i], pulled_w[i], dirty, partial)
-    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
-                 log_n)
+    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, False, direct, dirty, partial, counts,
+                 log_k, log_w, log_how, log_n)
     for i in range(n_written):
         k, mask = write_ids[i], write_masks[i]
         dirty[k] = dirty[k] | mask
@@ -102,10 +103,11 @@ def write_and_sync(
     exactly its writers): what :func:`write_batch` of t and then the push accounting of t - 1
     and of t (write-through: of t) would do, but with the look-ahead pushes of t - 1 and the new
     dirty copies of t taken row by row while the rows' records are in the CPU's cache. Per row
-    the order is that of separate passes, and no row's pushes depend on another's; t's evictions
-    are accounted after its new dirty copies, which commutes: an evicted copy is never one its
-    worker wrote in the same iteration. ``after_first``: t > 0. ``pullers`` is per-row scratch
-    (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
+    the order is that of separate passes, and no row's pushes depend on another's. t's evictions
+    are accounted first, as they happened, before its writes: an evicted copy that t - 1's
+    look-ahead pushes (for t's readers) is pushed by it, not written back (an evicted copy may
+    be one its worker writes again in t, after eviction on insert). ``after_first``: t > 0.
+    ``pullers`` is per-row scratch (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
     counts[0] += evict pushes, counts[1] += write-through pushes, counts[2] += consistency
     violations of t. log_before and log are (ids, workers, how, length) push logs of t - 1 and
     t, with empty arrays for none.
@@ -122,6 +124,8 @@ def write_and_sync(
         writers[k] |= bit
         if check and touched_kind[i] != TOUCH_HIT:
             pullers[k] |= bit
+    push_evicted(evicted_ids, evicted_w, n_evicted, writers, on_demand and after_first, direct,
+                 dirty, partial, counts, log_k, log_w, log_how, log_n)
     n_written = 0
     for i in range(n_touched):
         k = touched_ids[i]
@@ -147,8 +151,6 @@ def write_and_sync(
         # the writers' copies are now dirty; under strict consistency co-writers' are partial
         dirty[k] = dirty[k] | mask
         partial[k] = strict and several_bits(mask)
-    push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
-                 log_n)
     if not on_demand:
         for i in range(n_written):
             k = write_ids[i]
@@ -178,19 +180,24 @@ def _pull_violates(k, w, dirty, partial):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def push_evicted(evicted_ids, evicted_w, n_evicted, dirty, partial, counts, log_k, log_w, log_how,
-                 log_n):  # pragma: no cover - numba
-    """Evicted copies that are dirty are written back (evict pushes, counts[0])."""
+def push_evicted(evicted_ids, evicted_w, n_evicted, readers, anticipating, direct, dirty, partial,
+                 counts, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
+    """Evicted copies that are dirty are written back (evict pushes, counts[0]), except, when
+    ``anticipating``, those that on-demand pushes still to come will send: ``readers`` (per
+    row, a worker mask) are then the workers reading each row next, for whom the previous
+    iteration's dirty copies are yet to be pushed (see write_and_sync)."""
     logging = log_k.shape[0] > 0
     for i in range(n_evicted):
         k, w = evicted_ids[i], evicted_w[i]
         bit = bit_of(w)
         holders = np.uint64(dirty[k])
+        if anticipating and readers[k] != 0:
+            holders &= ~_pushing_for_readers(holders, partial[k], np.uint64(readers[k]), direct)[0]
         pushed = (holders & bit) != 0
         counts[0] += pushed
         if logging and pushed:
             _log_sent(k, w, SENT_EVICT, log_k, log_w, log_how, log_n)
-        dirty[k] = holders & ~bit
+        dirty[k] = np.uint64(dirty[k]) & ~(bit if pushed else np.uint64(0))
         partial[k] = partial[k] and dirty[k] != 0
 
 
@@ -228,7 +235,9 @@ def bounded_staleness_sync(
 
     Evicted copies with pending updates are pushed, and so are the copies the reads found
     holding more than the bound (``push_at``, from :func:`read_batch`); their clock ticks land
-    now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes.
+    now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes; a
+    pushed copy its worker does not keep (``ReadRules.lfu_on_insert``) is released: an evict
+    push.
 
     Clocks are kept as each copy's lag behind the PS (PS clock − the clock the copy last synced
     at): a push of ``held`` ticks ages every other cached copy of the row by ``held``; the
@@ -242,12 +251,14 @@ def bounded_staleness_sync(
             _age_copies(evicted_ids[i], -1, held, cached, lag, lag_max)
             if logging:
                 _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
-    counts[1] += n_pushed
     for j in range(n_pushed):
         i = push_at[j]
         k = touched_ids[i]
+        kept = (np.uint64(cached[k]) & bit_of(touched_w[i])) != 0
+        counts[1 if kept else 0] += 1
         if logging:
-            _log_sent(k, touched_w[i], SENT_UPDATE, log_k, log_w, log_how, log_n)
+            _log_sent(k, touched_w[i], SENT_UPDATE if kept else SENT_RELEASE, log_k, log_w,
+                      log_how, log_n)
         _age_copies(k, touched_w[i], push_held[j], cached, lag, lag_max)
 
 

@@ -80,8 +80,10 @@ class _Reference:
         consistency: str,
         lookahead: int,
         seed: int,
+        released: bool = False,
     ) -> None:
         self.partition_rule, self.sync_rule = partition, sync
+        self.released = released  # Herald's released cache rules (contract.ReadRules)
         self.W, self.m, self.K = workers, batch_size, cache_rows
         self.policy, self.consistency = policy, consistency
         self.lookahead, self.seed = lookahead, seed
@@ -148,7 +150,8 @@ class _Reference:
     # -- 2. working sets ------------------------------------------------------------------------
 
     def working_sets(self, batch: np.ndarray, owner: list[int]) -> WorkingSets:
-        """U_w: distinct ids of w's samples by ascending sample index, then field order."""
+        """U_w: distinct ids of w's samples by ascending sample index, then field order (the
+        released rules: in ascending id)."""
         sets: WorkingSets = [[] for _ in range(self.W)]
         seen: list[set[int]] = [set() for _ in range(self.W)]
         for index, sample in enumerate(batch):
@@ -157,11 +160,14 @@ class _Reference:
                 if k not in seen[w]:
                     seen[w].add(k)
                     sets[w].append(k)
-        return sets
+        return [sorted(rows) for rows in sets] if self.released else sets
 
     # -- 3./4. reads, recency and eviction ------------------------------------------------------
 
     def read_and_touch(self, b: int, sets: WorkingSets) -> None:
+        if self.released:
+            self.read_and_touch_released(b, sets)
+            return
         for w, rows in enumerate(sets):
             for k in rows:
                 self.classify_read(w, k)
@@ -169,11 +175,23 @@ class _Reference:
             self.touch(b, w, rows)
             self.evict(w, set(rows))
 
-    def classify_read(self, w: int, k: int) -> None:
-        """Count one lookup; a pull asserts the PS holds k's latest value (invariant)."""
+    def read_and_touch_released(self, b: int, sets: WorkingSets) -> None:
+        """Herald's released cache: key by key, a read, its touch and, when an insert takes the
+        cache over K, the LRU victim's eviction, which may be a key read later; a valid copy
+        of a row another worker also reads is outdated first (an update pull)."""
+        readers: Counter[int] = Counter(k for rows in sets for k in rows)
+        for w, rows in enumerate(sets):
+            for position, k in enumerate(rows):
+                self.classify_read(w, k, outdated=readers[k] > 1)
+                self.touch(b, w, [k], first_position=position)
+                self.evict(w, {k})
+
+    def classify_read(self, w: int, k: int, outdated: bool = False) -> None:
+        """Count one lookup (a valid copy taken as ``outdated`` is an update pull); a pull
+        asserts the PS holds k's latest value (invariant)."""
         copy = self.caches[w].get(k)
         self.counts["lookups"] += 1
-        if copy is not None and copy.valid:
+        if copy is not None and copy.valid and not outdated:
             self.counts["hits"] += 1
             return
         self.counts["miss_pull" if copy is None else "update_pull"] += 1
@@ -182,10 +200,10 @@ class _Reference:
             assert other is None or not other.partial, f"pull of {k} while a partial copy exists"
             assert v == w or other is None or not other.dirty, f"pull of {k}: dirty copy at {v}"
 
-    def touch(self, b: int, w: int, rows: list[int]) -> None:
+    def touch(self, b: int, w: int, rows: list[int], first_position: int = 0) -> None:
         """Insert misses, refresh update pulls, and record the touch of every row of U_w."""
         cache = self.caches[w]
-        for position, k in enumerate(rows):
+        for position, k in enumerate(rows, start=first_position):
             copy = cache.get(k)
             if copy is None:
                 cache[k] = _Copy(valid=True, dirty=False, last_touch=(b, position), uses=1)
@@ -300,13 +318,22 @@ def reference_simulate(
     consistency: str = "strict",
     lookahead: int = 1,
     seed: int = 0,
+    variant: str = "normative",
 ) -> dict[str, int]:
     """Simulate ``kind`` on ``trace`` per docs/semantics.md and return the counts.
 
     ``batch_size`` is m, the samples per worker per iteration. ``lookahead`` is used only by the
-    on-demand kinds. Returns the keys of :data:`COUNT_KEYS` plus ``iterations`` and
-    ``samples_dropped``.
+    on-demand kinds. ``variant: released`` (the Herald kinds) applies Herald's released cache
+    rules (``contract.ReadRules``: ascending touch order, eviction on insert, a pushed row
+    read by its pusher is an update pull) with LRU and optimistic co-writers, whatever
+    ``policy`` and ``consistency`` say. Returns the keys of :data:`COUNT_KEYS` plus
+    ``iterations`` and ``samples_dropped``.
     """
+    released = variant == "released"
+    if released and kind == "naive":
+        raise ValueError("naive has no released variant")
+    if released:
+        policy, consistency = "lru", "optimistic"
     knobs: dict[str, Any] = {
         "workers": workers,
         "batch_size": batch_size,
@@ -320,9 +347,10 @@ def reference_simulate(
     partition, sync = KINDS[kind]
     future = None
     if sync == "on-demand":
-        first_pass = _Reference(partition=partition, sync="write-through", seed=seed, **knobs)
+        first_pass = _Reference(partition=partition, sync="write-through", seed=seed,
+                                released=released, **knobs)  # fmt: skip
         future = first_pass.run(batches, None)
-    reference = _Reference(partition=partition, sync=sync, seed=seed, **knobs)
+    reference = _Reference(partition=partition, sync=sync, seed=seed, released=released, **knobs)
     reference.run(batches, future)
     counts = {key: int(reference.counts[key]) for key in COUNT_KEYS}
     assert counts["lookups"] == counts["hits"] + counts["miss_pull"] + counts["update_pull"]

@@ -118,7 +118,8 @@ def train_scheduler(
     sees each interval evaluation as it is made (a tuner prunes the run by raising from it).
     """
     plan = scheduler.plan_run(trace)
-    run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings, consistency, dtype,
+    run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings,
+               plan.consistency_or(consistency), dtype,
                replicated_cache=plan.oracle is not None)  # fmt: skip
     run.on_evaluation = on_evaluation
     stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=policy,
