@@ -51,25 +51,28 @@ def call(method: str, url: str, body: Any = None, headers: dict | None = None,
         status, text, got = exc.code, exc.read().decode("utf-8", "replace"), dict(exc.headers)
     except (OSError, TimeoutError) as exc:
         status, text, got = 0, str(exc), {}
-    return status, text, got, time.perf_counter() - start
+    return status, text, {k.lower(): v for k, v in got.items()}, time.perf_counter() - start
 
 
 class Area:
     """Cases of one area: how many tried, handled, and the slowest answer."""
 
     def __init__(self, name: str) -> None:
-        self.name, self.tried, self.handled, self.slowest, self.misses = name, 0, 0, 0.0, []
+        self.name, self.tried, self.handled, self.misses = name, 0, 0, []
+        self.slowest, self.slowest_case = 0.0, ""
 
     def check(self, ok: bool, what: str, seconds: float = 0.0) -> None:
         self.tried += 1
         self.handled += bool(ok)
-        self.slowest = max(self.slowest, seconds)
+        if seconds > self.slowest:
+            self.slowest, self.slowest_case = seconds, what
         if not ok:
             self.misses.append(what)
 
     def row(self) -> dict[str, Any]:
         return {"area": self.name, "tried": self.tried, "handled": self.handled,
-                "slowest_ms": round(1000 * self.slowest, 1), "misses": self.misses[:10]}
+                "slowest_ms": round(1000 * self.slowest, 1), "slowest": self.slowest_case,
+                "misses": self.misses[:10]}  # fmt: skip
 
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -98,7 +101,8 @@ def paths(base: str, data: Path, outside: Path) -> Area:
                 status, text, _, seconds = call("POST", base + endpoint, body, AUTH)
                 ok = status == 422 and SECRET not in text and "root:" not in text
                 ok = ok and json.loads(text)["detail"][0]["field"] == field
-                ok = ok and (str(outside) not in text or value in (str(outside), outside.as_uri()))
+                if value == str(link):  # a link: where it points is not told
+                    ok = ok and str(outside) not in text
                 area.check(ok, f"{endpoint} {field}={value!r}: {status}", seconds)
     for value in values:
         body = {"name": "x", "kind": "criteo-tsv", "path": value}
@@ -187,8 +191,9 @@ def bombs(base: str) -> Area:
     for fields in BOMBS:
         for endpoint in ("/api/specs/validate", "/api/experiments"):
             status, text, _, seconds = call("POST", base + endpoint, {**SPEC, **fields}, AUTH)
-            ok = status == 422 and json.loads(text)["detail"][0]["field"] is not None
-            area.check(ok, f"{endpoint} {list(fields)}: {status}", seconds)
+            field = json.loads(text)["detail"][0]["field"] if status == 422 else None
+            area.check(status == 422, f"{endpoint} {json.dumps(fields)[:60]}: {status} "
+                       f"{field}", seconds)  # fmt: skip
     samples = {**SPEC, "dataset": {"kind": "synthetic-criteo", "samples": 10**12},
                "tuning": TUNING}  # fmt: skip
     for body in [samples] + [{**SPEC, "tuning": {**TUNING, **t}} for t in STUDY_BOMBS]:
@@ -203,10 +208,10 @@ def http(base: str, port: int) -> Area:
                  "user@localhost", "[::1]:x", "localhost:99999", "LOCALHOST.", "0x7f000001",
                  "2130706433", "localhost/x", "evil.com:8000", "*", "", f"127.0.0.1:{port}x"):
         status, _, headers, _ = call("GET", f"{base}/api/health", headers={"Host": host})
-        area.check(status == 400 and "X-Frame-Options" in headers, f"Host {host!r}: {status}")
+        area.check(status == 400 and "x-frame-options" in headers, f"Host {host!r}: {status}")
     status, _, headers, _ = call("POST", f"{base}/api/specs/validate", raw=b"{" + b" " * 2**21 +
                                  b"}", headers=AUTH)  # fmt: skip
-    area.check(status == 413 and "Content-Security-Policy" in headers, f"2 MiB body: {status}")
+    area.check(status == 413 and "content-security-policy" in headers, f"2 MiB body: {status}")
     for origin in ({"Origin": "http://evil.com"}, {"Origin": "null"},
                    {"Referer": "http://evil.com/x"}, {"Sec-Fetch-Site": "cross-site"}):
         for headers in (origin, {**origin, **AUTH}):
@@ -338,7 +343,8 @@ def main() -> None:
     rows = [a.row() for a in areas]
     for row in rows:
         print(f"{row['area']:<66} {row['handled']:>4}/{row['tried']:<4} slowest "
-              f"{row['slowest_ms']:>7.1f} ms  {'; '.join(row['misses'][:3])}")
+              f"{row['slowest_ms']:>7.1f} ms ({row['slowest'][:50]})  "
+              f"{'; '.join(row['misses'][:3])}")
     write_record("security_probe", {"areas": rows})
 
 

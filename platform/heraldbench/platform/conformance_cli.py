@@ -38,7 +38,9 @@ DEFAULT_SPEC: dict[str, Any] = {
                 "scale": 0.01, "seed": 1},
     "cluster": {"workers": 4, "batch_size": 64},
     "cache": {"ratio": 0.02},
-    "schedulers": [{"kind": "herald"}, {"kind": "het"}],
+    # each system compares its own entry; BagPipe's oracle emits batches - lookahead of 64
+    "schedulers": [{"kind": "herald"}, {"kind": "het"}, {"kind": "fae"},
+                   {"kind": "bagpipe", "lookahead": 8}],
 }  # fmt: skip
 #: A trace file's format, by its name's suffix, where --kind does not say.
 _SUFFIX_KINDS = {".txt": "criteo-tsv", ".tsv": "criteo-tsv", ".csv": "avazu-csv",
@@ -112,17 +114,30 @@ def _write(report: SystemReport, out_dir: Path) -> None:
 def _print(report: SystemReport) -> None:
     commit = report.commit[:12] if report.commit else "not a git checkout"
     s = report.setting
+    shape = f"; {report.iterations} iterations" if report.iterations else ""
+    if "workers" in s:
+        shape += f", {s['workers']} workers × {s.get('batch_size')}"
+    if "cache_rows" in s:
+        shape += f", caches of {s['cache_rows']:,} rows"
     out.print(f"[bold]{report.system}[/]: {report.reference} ({commit}) against heraldbench's "
-              f"{report.variant} variant; {report.iterations} iterations, {s.get('workers')} "
-              f"workers × {s.get('batch_size')}, caches of {s.get('cache_rows', 0):,} rows",
-              highlight=False)  # fmt: skip
-    names = [k for k in (report.per_iteration[0] if report.per_iteration else {})
-             if k != "iteration"]  # fmt: skip
+              f"{report.variant} variant{shape}", highlight=False)  # fmt: skip
+    if not report.per_iteration:  # a decision taken once (FAE's hot set): totals only
+        totals = Table("quantity", "heraldbench", "released", title="heraldbench / released")
+        for name, (ours, theirs) in report.totals.items():
+            totals.add_row(name, f"{ours:,}", f"{theirs:,}")
+        out.print(totals)
+        _print_verdict(report)
+        return
+    names = [k for k in report.per_iteration[0] if k != "iteration"]
     table = Table("iteration", *names, title="heraldbench / released (decisions: = when equal)")
     for row in report.per_iteration:
         table.add_row(str(row["iteration"]), *(_cell(row.get(name)) for name in names))
     table.add_row("total", *(_total(report, name) for name in names), style="bold")
     out.print(table)
+    _print_verdict(report)
+
+
+def _print_verdict(report: SystemReport) -> None:
     first = report.first_difference
     if first is None:
         out.print("[green]agrees[/]: every decision and count is equal", highlight=False)
@@ -139,7 +154,9 @@ def _print(report: SystemReport) -> None:
 def _total(report: SystemReport, name: str) -> str:
     if name in report.totals:
         return _cell(report.totals[name])
-    agree, of = report.totals.get(f"{name} agrees", (0, 0))
+    if f"{name} agrees" not in report.totals:
+        return ""
+    agree, of = report.totals[f"{name} agrees"]
     return f"{agree} of {of} equal"
 
 
