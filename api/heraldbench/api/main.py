@@ -31,6 +31,7 @@ from heraldbench.api.core.db import Database
 from heraldbench.api.dispatch import Dispatcher
 from heraldbench.api.mlflow_ui import planned_ui
 from heraldbench.api.openapi import customise_openapi
+from heraldbench.api.planning import warm_up
 from heraldbench.api.errors import install_error_handlers
 from heraldbench.api.recovery import reconcile, reconcile_forever
 from heraldbench.api.routes import api_router
@@ -96,6 +97,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     if database.broken is None:
         await reconcile(database, dispatcher, grace_seconds=0)  # rows of earlier processes only
     reconnect = (lambda: _connect_dask(settings)) if settings.dask_scheduler_address else None
+    warming = asyncio.create_task(asyncio.to_thread(warm_up, settings))  # first refusals fast
     background = asyncio.create_task(
         reconcile_forever(
             database,
@@ -108,7 +110,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        for task in (background, waiting):
+        for task in (background, waiting, warming):
             if task is not None:
                 task.cancel()
                 with suppress(asyncio.CancelledError):

@@ -9,6 +9,7 @@ limit, else this machine's). On top, ``mode: train`` is refused where no trainer
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from heraldbench.platform.paths import PathPolicy
 
 __all__ = [
     "admission", "confine_file", "normalised_spec", "plan_experiment", "plan_study",
-    "trainer_available",
+    "trainer_available", "warm_up",
 ]
 
 
@@ -71,6 +72,23 @@ def _require_trainer() -> None:
             [{"field": "mode", "value": "train", "message": "training needs "
               "heraldbench.platform.train, which this installation lacks; use mode: simulate"}]
         )  # fmt: skip
+
+
+#: A spec whose admission loads what every admission needs: the built-in workload profile (a
+#: third of a second to parse), the simulator's modules, the tuning pipeline.
+_WARM_UP = {
+    "name": "warm-up", "dataset": {"kind": "synthetic", "profile": "criteo-kaggle",
+                                   "samples": 1000, "scale": 0.001},
+    "schedulers": [{"kind": "naive"}],
+}  # fmt: skip
+
+
+def warm_up(settings: Settings) -> None:
+    """Load what admission needs, so that no refusal pays for a first load (the service runs it
+    as it starts)."""
+    plan_experiment(_WARM_UP, settings)
+    if importlib.util.find_spec("heraldbench.pipelines.tune") is not None:
+        importlib.import_module("heraldbench.pipelines.tune")
 
 
 def normalised_spec(grid: Grid) -> dict[str, Any]:
