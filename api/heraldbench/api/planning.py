@@ -79,7 +79,7 @@ def _require_trainer() -> None:
 _WARM_UP = {
     "name": "warm-up", "dataset": {"kind": "synthetic", "profile": "criteo-kaggle",
                                    "samples": 1000, "scale": 0.001},
-    "schedulers": [{"kind": "naive"}],
+    "cluster": {"workers": 2, "batch_size": 16}, "schedulers": [{"kind": "naive"}],
 }  # fmt: skip
 
 
