@@ -53,11 +53,25 @@ def machine() -> dict[str, Any]:
     }
 
 
-def write_record(name: str, figures: dict[str, Any], argv: list[str] | None = None) -> Path:
-    """Write ``figures`` as the record ``benchmarks/results/<name>.json``; returns its path."""
-    argv = sys.argv if argv is None else argv
+def _summary() -> str:
+    """The first paragraph of the running script's docstring: what the benchmark measures."""
+    doc = (getattr(sys.modules.get("__main__"), "__doc__", None) or "").strip()
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+def write_record(
+    name: str, figures: dict[str, Any], argv: list[str] | None = None, doc: str | None = None
+) -> Path:
+    """Write ``figures`` as the record ``benchmarks/results/<name>.json``; returns its path.
+
+    ``doc`` says what was measured (default: the script's docstring, first paragraph)."""
+    argv = list(sys.argv if argv is None else argv)
+    script = Path(argv[0]).resolve() if argv else None
+    if script is not None and script.is_relative_to(RESULTS.parent.parent):
+        argv[0] = str(script.relative_to(RESULTS.parent.parent))  # as run from the repository
     record = {
         "benchmark": name,
+        "doc": _summary() if doc is None else doc,
         "command": " ".join(["python", *argv]),
         "commit": _git("rev-parse", "--short", "HEAD"),
         "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),

@@ -1,0 +1,172 @@
+"""The documents' figures, rendered from the benchmark records (benchmarks/results/*.json).
+
+Run: ``python benchmarks/render_docs.py`` to write them, ``--check`` to fail (exit 1) where a
+document differs from what its records render. It writes ``docs/benchmarks.md`` whole (every
+record: its command, commit, date, machine and figures) and, in README.md and docs/*.md, each
+block between ``<!-- rendered: NAME -->`` and ``<!-- /rendered -->`` with the renderer NAME.
+A figure in a document is so always a record's, and each record says the run it came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from _records import RESULTS
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS_DOC = ROOT / "docs" / "benchmarks.md"
+_BLOCK = re.compile(r"(<!-- rendered: (?P<name>[\w:-]+) -->\n)(?P<body>.*?)(<!-- /rendered -->)",
+                    re.DOTALL)  # fmt: skip
+#: Herald's published Table 1 (slides; Criteo Kaggle, 8 LRU caches of 1.6 GB, dim 128).
+PUBLISHED = {"herald": (0.52, 0.42, 0.46), "herald-sync-only": (1.00, 0.84, 0.91),
+             "herald-partition-only": (0.52, 0.85, 0.69)}  # fmt: skip
+
+
+def records() -> dict[str, dict[str, Any]]:
+    return {p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))}
+
+
+def provenance(record: dict[str, Any]) -> str:
+    machine = record.get("machine", {})
+    where = f"{machine.get('cores', '?')} cores, {machine.get('memory_gib', '?')} GiB"
+    commit = record.get("commit") or "?"
+    dirty = " with uncommitted changes" if record.get("dirty") else ""
+    if record.get("source"):
+        dirty += f" ({record['source']})"
+    return (f"`{record.get('command', '?')}` at commit {commit}{dirty}, "
+            f"{record.get('date', '?')[:10]}, on {where}")  # fmt: skip
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)[:60]
+    return str(value)
+
+
+def table(rows: list[dict[str, Any]], columns: list[str] | None = None) -> str:
+    columns = columns or list(dict.fromkeys(k for row in rows for k in row))
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def generic(figures: Any, depth: int = 3) -> str:
+    """Any record's figures: lists of rows as tables, mappings as sections, the rest as lines."""
+    if isinstance(figures, list) and figures and all(isinstance(r, dict) for r in figures):
+        scalar = [{k: v for k, v in r.items() if not isinstance(v, (dict, list))} for r in figures]
+        return table(scalar)
+    if not isinstance(figures, dict):
+        return _cell(figures)
+    scalars = {k: v for k, v in figures.items() if not isinstance(v, (dict, list))}
+    parts = [table([{"figure": k, "value": v} for k, v in scalars.items()])] if scalars else []
+    for key, value in figures.items():
+        if isinstance(value, (dict, list)) and key not in ("setting", "spec"):
+            parts.append(f"{'#' * min(depth, 6)} {key}\n\n{generic(value, depth + 1)}")
+    return "\n\n".join(parts)
+
+
+def comparison_table(all_records: dict[str, dict[str, Any]]) -> str:
+    """The README's table: every scheduler on the criteo-kaggle workload, Herald's in brackets."""
+    entry = all_records["comparison"]["figures"]["comparison"]
+    optimistic = {r["scheduler"]: r for r in entry["optimistic"]["rows"]}
+    rows = []
+    for row in entry["strict"]["rows"]:
+        published = PUBLISHED.get(row["kind"])
+        shown = [_cell(row[k]) + (f" [{published[i]:.2f}]" if published else "")
+                 for i, k in enumerate(("pull", "push", "overall"))]  # fmt: skip
+        rows.append({"scheduler": f"`{row['scheduler']}`", "pull": shown[0], "push": shown[1],
+                     "overall": shown[2],
+                     "overall, optimistic": _cell(optimistic[row["scheduler"]]["overall"]),
+                     "× bound": _cell(row["gap_to_bound"]) if row["gap_to_bound"] else "–"})
+    return table(rows) + "\n\nMeasured by " + provenance(all_records["comparison"]) + "."
+
+
+def comparison_full(all_records: dict[str, dict[str, Any]]) -> str:
+    """Both workloads, both co-writer rules, with the bound, the modelled speedup and speed."""
+    parts = []
+    for name, entry in all_records["comparison"]["figures"].items():
+        for consistency in ("strict", "optimistic"):
+            block = entry[consistency]
+            parts.append(f"**`examples/{name}.yaml`, `consistency: {consistency}`** "
+                         f"({block['seconds']} s for the file):\n\n"
+                         f"{table(block['rows'], None)}")  # fmt: skip
+    return "\n\n".join(parts) + "\n\nMeasured by " + provenance(all_records["comparison"]) + "."
+
+
+def benchmarks_doc(all_records: dict[str, dict[str, Any]]) -> str:
+    head = ("# Benchmarks, as measured\n\nGenerated by `python benchmarks/render_docs.py` from "
+            "the records in `benchmarks/results/` (one per benchmark script, the latest run); "
+            "do not edit. Each section names the command, the commit, the date and the machine "
+            "of its run; compare figures only within one run: this machine's speed varies by "
+            "tens of percent from day to day.\n")  # fmt: skip
+    sections = [head]
+    for name, record in all_records.items():
+        doc = (record.get("doc") or "").strip()
+        sections.append(f"## {name}\n\n{doc + chr(10) + chr(10) if doc else ''}"
+                        f"Measured by {provenance(record)}.\n\n{generic(record['figures'])}")
+    return "\n\n".join(sections).rstrip() + "\n"
+
+
+RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
+    "comparison-table": comparison_table,
+    "comparison-full": comparison_full,
+}
+
+
+def render(name: str, all_records: dict[str, dict[str, Any]]) -> str:
+    """Block ``name``: a renderer of :data:`RENDERERS`, or ``record:NAME``, a record's figures."""
+    if name.startswith("record:"):
+        record = all_records[name.split(":", 1)[1]]
+        return f"{generic(record['figures'])}\n\nMeasured by {provenance(record)}."
+    return RENDERERS[name](all_records)
+
+
+def render_blocks(text: str, all_records: dict[str, dict[str, Any]]) -> str:
+    def fill(match: re.Match[str]) -> str:
+        body = render(match["name"], all_records).rstrip() + "\n"
+        return f"{match.group(1)}{body}{match.group(4)}"
+
+    return _BLOCK.sub(fill, text)
+
+
+def outputs() -> dict[Path, str]:
+    """Every rendered document and its text."""
+    all_records = records()
+    rendered = {BENCHMARKS_DOC: benchmarks_doc(all_records)}
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        if path != BENCHMARKS_DOC and _BLOCK.search(path.read_text()):
+            rendered[path] = render_blocks(path.read_text(), all_records)
+    return rendered
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="fail where a document is stale")
+    args = parser.parse_args()
+    stale = []
+    for path, text in outputs().items():
+        if path.exists() and path.read_text() == text:
+            continue
+        if args.check:
+            stale.append(str(path.relative_to(ROOT)))
+        else:
+            path.write_text(text)
+            print(f"wrote {path.relative_to(ROOT)}")
+    if stale:
+        print(f"stale (run python benchmarks/render_docs.py): {', '.join(stale)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
