@@ -29,6 +29,9 @@ class Dispatcher:
         self.client = client
         self.settings = settings
         self.database_url = settings.resolved_database_url
+        #: Whether the dashboard's link may be shown: a dashboard the service starts itself is
+        #: shown once it answers (watch_dashboard); one of a cluster it joins, as configured.
+        self.dashboard_answers = True
 
     @property
     def available(self) -> bool:
@@ -160,8 +163,34 @@ class Dispatcher:
         limits = [w.get("memory_limit") or 0 for w in workers]
         return min((m for m in limits if m > 0), default=None)
 
+    async def watch_dashboard(self, timeout: float = 60.0, interval: float = 0.2) -> None:
+        """Hide the dashboard's link until its page answers (a LocalCluster the service owns)."""
+        import asyncio
+        import time
+        import urllib.request
+
+        link = self.dashboard_link()
+        if link is None:
+            return
+        self.dashboard_answers = False
+
+        def answers() -> bool:
+            try:
+                with urllib.request.urlopen(link, timeout=1) as response:  # noqa: S310 - loopback
+                    return response.status == 200
+            except OSError:
+                return False
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if await asyncio.to_thread(answers):
+                self.dashboard_answers = True
+                return
+            await asyncio.sleep(interval)
+        logger.warning("the Dask dashboard at %s did not answer", link)
+
     def dashboard_link(self) -> str | None:
-        if not self.available:
+        if not self.available or not self.dashboard_answers:
             return None
         try:
             return self.client.dashboard_link

@@ -98,6 +98,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await reconcile(database, dispatcher, grace_seconds=0)  # rows of earlier processes only
     reconnect = (lambda: _connect_dask(settings)) if settings.dask_scheduler_address else None
     warming = asyncio.create_task(asyncio.to_thread(warm_up, settings))  # first refusals fast
+    dashboard = asyncio.create_task(dispatcher.watch_dashboard()) if cluster is not None else None
     background = asyncio.create_task(
         reconcile_forever(
             database,
@@ -110,7 +111,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        for task in (background, waiting, warming):
+        for task in (background, waiting, warming, dashboard):
             if task is not None:
                 task.cancel()
                 with suppress(asyncio.CancelledError):

@@ -21,7 +21,7 @@ from tests.platform.dist._specs import train_spec
 @pytest.fixture(scope="module")
 def cluster():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                      dashboard_address=None) as local:  # fmt: skip
+                      dashboard_address=":0") as local:  # fmt: skip; ":0": never a fixed port
         yield local
 
 
