@@ -32,23 +32,27 @@ def require_checkout(path: Path, system: str, expected: Sequence[str]) -> str | 
 
 
 def git_commit(path: Path) -> str | None:
-    """The commit ``path`` is checked out at, or None where git does not say."""
+    """The commit ``path`` is checked out at, or None where git does not say (an archive, or a
+    folder inside some other repository rather than a checkout of its own)."""
     try:
-        done = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"],
+        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--show-toplevel", "HEAD"],
                               capture_output=True, text=True, timeout=30)  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and len(commit) == 40 else None
+    lines = done.stdout.split()
+    if done.returncode != 0 or len(lines) != 2 or len(lines[1]) != 40:
+        return None
+    return lines[1] if Path(lines[0]).resolve() == Path(path).resolve() else None
 
 
-def trace_ids(trace: TraceSource, limit: int = INT_MAX) -> np.ndarray:
+def trace_ids(trace: TraceSource, limit: int | None = INT_MAX) -> np.ndarray:
     """The trace's (N, F) global row ids as int64, each checked to be at most ``limit`` (the
-    released code's key type); a larger id is a ConformanceError naming its field."""
+    released code's key type; None for code whose keys are Python's); a larger id is a
+    ConformanceError naming its field."""
     chunks = [chunk.ids for chunk in trace.chunks(_CHUNK, ids_only=True)]
     fields = trace.layout.num_tables
     ids = (np.concatenate(chunks) if chunks else np.zeros((0, fields))).astype(np.int64)
-    if ids.size and (ids.max() > limit or ids.min() < 0):
+    if limit is not None and ids.size and (ids.max() > limit or ids.min() < 0):
         bad = np.argwhere((ids > limit) | (ids < 0))[0]
         name = trace.layout.names[bad[1]]
         raise ConformanceError(

@@ -28,7 +28,7 @@ import numpy as np
 
 from heraldbench.platform.conformance import bagpipe, fae
 from heraldbench.platform.conformance._bagpipe_sets import SETS, batch_part, packed
-from heraldbench.platform.conformance._fae_bagpipe_run import table_ids
+from heraldbench.platform.conformance._checkout import trace_ids
 from heraldbench.platform.schedulers._fae_profile import released_access_counts
 from heraldbench.platform.spec import ExperimentSpec, parse_spec
 
@@ -120,7 +120,7 @@ def _write_fae(name: str, data: dict, reference: Path, out: Path, cache: Path) -
                                    "STAR-Laboratory/Accelerating-RecSys-Training"),
         "regenerate": REGENERATE,
         "spec": data,
-        "trace_sha256": trace_fingerprint(table_ids(trace)),
+        "trace_sha256": trace_fingerprint(trace_ids(trace, limit=None)),
         "ties_at_threshold": ties,
         "argsort_probe": {"size": trace.layout.total_rows,
                           "sha256": argsort_probe(trace.layout.total_rows)},
@@ -135,7 +135,7 @@ def _write_bagpipe(name: str, data: dict, reference: Path, out: Path, cache: Pat
     spec = parse_spec(data)
     trace = spec.dataset.open()
     scheduler = bagpipe._scheduler(spec, "released")
-    ids = table_ids(trace)
+    ids = trace_ids(trace, limit=None)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     result = bagpipe._run_released(reference, trace, ids, scheduler, cache_rows, cache)
     batches = []

@@ -27,12 +27,9 @@ from heraldbench.platform.spec import ExperimentSpec
 
 __all__ = [
     "cached_result",
-    "checkout_commit",
     "local_ids",
     "only_on_each_side",
-    "require_checkout",
     "run_driver",
-    "table_ids",
     "variant_spec",
 ]
 
@@ -40,44 +37,6 @@ __all__ = [
 _TAIL = 2000
 #: Items listed per side in a difference (the rest are counted).
 _SHOWN = 20
-
-
-def require_checkout(path: Path, expected: str, system: str) -> Path:
-    """``path / expected``, or ConformanceError naming both when ``path`` is not the checkout."""
-    path = Path(path)
-    if not path.is_dir():
-        raise ConformanceError(f"{system} reference {str(path)!r} is not a folder")
-    target = path / expected
-    if not target.is_file():
-        raise ConformanceError(
-            f"{str(path)!r} is not a {system} checkout: {expected} is missing there"
-        )
-    return target
-
-
-def checkout_commit(path: Path) -> str | None:
-    """The checkout's git commit, or None when it is not a git work tree (an archive)."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel", "HEAD"],
-            capture_output=True, text=True, check=False, timeout=30,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = done.stdout.split()
-    if done.returncode != 0 or len(lines) != 2:
-        return None
-    if Path(lines[0]).resolve() != Path(path).resolve():
-        return None  # a folder inside some other repository, not a checkout of its own
-    return lines[1]
-
-
-def table_ids(trace: TraceSource) -> np.ndarray:
-    """Every sample's ids as int64, shape (samples, tables)."""
-    return np.concatenate(
-        [chunk.ids.astype(np.int64) for chunk in trace.chunks(1 << 16, ids_only=True)]
-        or [np.zeros((0, trace.layout.num_tables), np.int64)]
-    )
 
 
 def local_ids(ids: np.ndarray, trace: TraceSource) -> np.ndarray:

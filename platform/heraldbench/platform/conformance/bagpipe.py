@@ -18,14 +18,12 @@ import numpy as np
 
 from heraldbench.platform.conformance import _bagpipe_driver
 from heraldbench.platform.conformance._bagpipe_sets import QUANTITIES, BatchRows, ours, released
+from heraldbench.platform.conformance._checkout import git_commit, require_checkout, trace_ids
 from heraldbench.platform.conformance._fae_bagpipe_run import (
     cached_result,
-    checkout_commit,
     local_ids,
     only_on_each_side,
-    require_checkout,
     run_driver,
-    table_ids,
     variant_spec,
 )
 from heraldbench.platform.conformance._report import ConformanceError, Difference, SystemReport
@@ -56,8 +54,7 @@ _EXPLAINED = {"partition": _SLICES, "prefetch": _CAPACITY, "lease": _CAPACITY,
 def check_reference(path: Path) -> str | None:
     """The checkout's git commit (None outside git); ConformanceError when ``path`` is not a
     BagPipe checkout."""
-    require_checkout(Path(path), ORACLE, "BagPipe")
-    return checkout_commit(Path(path))
+    return require_checkout(Path(path), "BagPipe", [ORACLE])
 
 
 def compare(
@@ -65,16 +62,15 @@ def compare(
 ) -> SystemReport:
     """Run BagPipe's oracle and heraldbench's ``bagpipe`` (``variant``) on ``trace``; compare
     every batch both ran."""
-    for released_file in (ORACLE, _LOADER):
-        require_checkout(Path(reference), released_file, "BagPipe")
+    require_checkout(Path(reference), "BagPipe", [ORACLE, _LOADER])
     scheduler = _scheduler(spec, variant)
-    ids = table_ids(trace)
+    ids = trace_ids(trace, limit=None)
     _check_takes(ids.shape[0] // scheduler.global_batch, scheduler.lookahead)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     rows = BatchRows(ids, scheduler.global_batch)
     mine = _heraldbench_sets(spec, trace, scheduler, rows)  # a cache it refuses stops here
     result = _run_released(Path(reference), trace, ids, scheduler, cache_rows, Path(cache_dir))
-    return _report(str(reference), checkout_commit(Path(reference)), spec, trace, scheduler,
+    return _report(str(reference), git_commit(Path(reference)), spec, trace, scheduler,
                    result, (rows, mine))  # fmt: skip
 
 
@@ -92,7 +88,7 @@ def _report(reference: str, commit: str | None, spec: ExperimentSpec, trace: Tra
     """heraldbench's ``scheduler`` on ``trace`` (its sets, if ``ours_done``) against the
     released oracle's ``result`` (the driver's arrays)."""
     if ours_done is None:
-        rows = BatchRows(table_ids(trace), scheduler.global_batch)
+        rows = BatchRows(trace_ids(trace, limit=None), scheduler.global_batch)
         ours_done = rows, _heraldbench_sets(spec, trace, scheduler, rows)
     rows, mine = ours_done
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)

@@ -19,14 +19,12 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.conformance import _fae_driver
+from heraldbench.platform.conformance._checkout import git_commit, require_checkout, trace_ids
 from heraldbench.platform.conformance._fae_bagpipe_run import (
     cached_result,
-    checkout_commit,
     local_ids,
     only_on_each_side,
-    require_checkout,
     run_driver,
-    table_ids,
     variant_spec,
 )
 from heraldbench.platform.conformance._report import ConformanceError, Difference, SystemReport
@@ -64,20 +62,20 @@ _FOLLOWS = "follows from the hot-set difference (a sample is hot iff all its ids
 def check_reference(path: Path) -> str | None:
     """The checkout's git commit (None outside git); ConformanceError when ``path`` is not an
     FAE checkout."""
-    require_checkout(Path(path), PROFILER, "FAE")
-    return checkout_commit(Path(path))
+    return require_checkout(Path(path), "FAE", [PROFILER])
 
 
 def compare(
     reference: Path, spec: ExperimentSpec, trace: TraceSource, *, variant: str, cache_dir: Path
 ) -> SystemReport:
     """Run FAE's profiler and heraldbench's ``fae`` (``variant``) on ``trace``; compare."""
-    script = require_checkout(Path(reference), PROFILER, "FAE")
+    require_checkout(Path(reference), "FAE", [PROFILER])
+    script = Path(reference) / PROFILER
     fae: FAESpec = variant_spec(spec, FAESpec, variant)  # type: ignore[assignment]
     _check_takes(trace, fae)
     target = fae.hot_row_target(trace.layout.total_rows)
     released = _released(script, trace, fae, target, spec.seed, Path(cache_dir))
-    return _report(str(reference), checkout_commit(Path(reference)), spec, trace, fae, released)
+    return _report(str(reference), git_commit(Path(reference)), spec, trace, fae, released)
 
 
 def _report(reference: str, commit: str | None, spec: ExperimentSpec, trace: TraceSource,
@@ -137,7 +135,7 @@ def _ours(spec: ExperimentSpec, fae: FAESpec, trace: TraceSource) -> dict[str, A
 
 def _released(script: Path, trace: TraceSource, fae: FAESpec, target: int, seed: int,
               cache_dir: Path) -> dict[str, np.ndarray]:  # fmt: skip
-    ids = local_ids(table_ids(trace), trace)
+    ids = local_ids(trace_ids(trace, limit=None), trace)
     sizes = np.array(trace.layout.sizes, np.int64)
     knobs = [str(fae.sampling_percent), str(target), str(seed)]
 
