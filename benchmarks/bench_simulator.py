@@ -1,4 +1,4 @@
-"""Simulator throughput and peak memory at Criteo-Kaggle scale (DESIGN §5).
+"""Simulator throughput and peak memory at Criteo-Kaggle scale.
 
 Run: ``python benchmarks/bench_simulator.py`` (all sizes) or
 ``python benchmarks/bench_simulator.py --fractions 0.01 --schedulers naive herald``;

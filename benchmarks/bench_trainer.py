@@ -1,4 +1,4 @@
-"""Trainer throughput: the emulated cluster under each scheduler against plain PyTorch (DESIGN §5).
+"""Trainer throughput: the emulated cluster under each scheduler against plain PyTorch.
 
 Run: ``python benchmarks/bench_trainer.py`` (defaults below) or e.g.
 ``python benchmarks/bench_trainer.py --samples 100000 --rounds 5 --schedulers naive herald``.

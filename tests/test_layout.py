@@ -1,4 +1,4 @@
-"""The namespace layout of DESIGN §3: the stdlib ``platform`` is never shadowed."""
+"""The namespace layout (docs/architecture.md): the stdlib ``platform`` is never shadowed."""
 
 from __future__ import annotations
 

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.platform.data.workload.made_data import criteo_tsv
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 HERALDBENCH = str(Path(sys.executable).with_name("heraldbench"))
@@ -92,7 +94,7 @@ def tune(tmp: Path) -> None:
 
 
 def calibrate(tmp: Path) -> None:
-    log = ROOT / "tests" / "platform" / "data" / "fixtures" / "criteo_train.tsv"
+    log = criteo_tsv(tmp / "train.txt")
     _run("calibrate", str(log), "--kind", "criteo-tsv", "--out", str(tmp / "mine.yaml"),
          "--check", home=tmp)  # fmt: skip
     assert (tmp / "mine.yaml").is_file()

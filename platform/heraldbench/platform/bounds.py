@@ -1,4 +1,4 @@
-"""Communication lower bound of a fixed partition (DESIGN §2 "Lower bound", docs/semantics.md).
+"""Communication lower bound of a fixed partition (docs/semantics.md, "Totals").
 
 Given the partition a scheduler produced, no strict, demand-fetching scheduler that runs it (the
 caches of K rows per worker, LRU or any other policy, any sync rule) moves fewer rows than:
@@ -25,7 +25,7 @@ caches of K rows per worker, LRU or any other policy, any sync rule) moves fewer
   pushes after that iteration or as its flush, so ``pushes + flush ≤ push + flush_push``.
 
 The two bounds may not be reachable together with a finite cache: MIN's evictions ignore dirty
-write-backs (jointly optimal caching with write-backs is NP-hard; research/performance.md §4).
+write-backs (jointly optimal caching with write-backs is NP-hard, as offline paging with write-back costs is).
 Outside the model (they relax or replace the strict per-worker caches): HET's bounded staleness,
 direct worker-to-worker transfers, FAE's replicated hot batches, BagPipe's logically shared cache.
 

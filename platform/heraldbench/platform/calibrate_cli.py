@@ -1,4 +1,4 @@
-"""``heraldbench calibrate``: fit a workload profile to a trace, and check it (DESIGN §6)."""
+"""``heraldbench calibrate``: fit a workload profile to a trace, and check it (docs/workloads.md)."""
 
 from __future__ import annotations
 

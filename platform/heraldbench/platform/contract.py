@@ -1,4 +1,4 @@
-"""The decision stream: the contract between schedulers and executors (DESIGN §3).
+"""The decision stream: the contract between schedulers and executors (docs/architecture.md).
 
 A scheduler decides and an executor carries out; this module is everything that passes between
 them, and nothing here counts or moves data.
@@ -51,7 +51,7 @@ CONSISTENCY_NAMES = ("strict", "optimistic")
 
 
 class Read(enum.IntEnum):
-    """The kind of one worker's read of one row (DESIGN §2, "Reads"; "Relaxed and early reads")."""
+    """The kind of one worker's read of one row (docs/semantics.md, "One iteration b")."""
 
     HIT = 0  # a valid copy (or, under HET, one within its staleness bound)
     MISS = 1  # absent: a miss pull from the PS
@@ -60,7 +60,7 @@ class Read(enum.IntEnum):
 
 
 class Send(enum.IntEnum):
-    """How a dirty copy left its worker (DESIGN §2, "Writes" and "Syncs")."""
+    """How a dirty copy left its worker (docs/semantics.md, "One iteration b")."""
 
     EVICT = 0  # written back as it was evicted, before the iteration's reads: an evict push
     UPDATE = 1  # pushed after the update because another worker reads the row: an update push

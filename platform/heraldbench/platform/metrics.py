@@ -1,4 +1,4 @@
-"""Counters of DESIGN §2 and the figures derived from them (totals, bytes, relative to naive)."""
+"""Counters of docs/semantics.md and the figures derived from them (totals, bytes, relative to naive)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ METRICS = ("pull", "push", "overall")
 BASELINE = "naive"
 
 #: Herald's slide table (APNet'22 talk; Criteo Kaggle, 8 workers, LRU caches of 1.6 GB, dim 128),
-#: relative to naive. DESIGN §1 and research/schedulers.md §1.8: the slides are unverified, the
+#: relative to naive. The slides are unverified, the
 #: Herald row agrees with the abstract's 53.7% reduction.
 PUBLISHED_TABLE1: dict[str, dict[str, float]] = {
     "naive": {"pull": 1.0, "push": 1.0, "overall": 1.0},
@@ -174,7 +174,7 @@ def _table1_md(rows: Sequence[_Row], caption: str) -> str:
         + _md_table(headers, body)
         + "\nPublished: Herald's slide table (Criteo Kaggle, 8 workers, LRU caches of 1.6 GB, "
         "dim 128), from the APNet'22 talk; unverified against the paper "
-        "(research/schedulers.md §1.8).\n"
+        "(docs/claims.md).\n"
     )
 
 

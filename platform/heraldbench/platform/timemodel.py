@@ -1,4 +1,4 @@
-"""Modelled iteration time (DESIGN §2 "Time model"): compute + communication on named hardware.
+"""Modelled iteration time (docs/time-model.md): compute + communication on named hardware.
 
 The simulator counts rows; this module turns its per-iteration series into seconds on a named
 :class:`HardwareProfile`, so that a communication saving can be read as a speedup. It is a
@@ -86,12 +86,12 @@ class ComputeModel:
 
 
 #: dim_exponent 0.63: dim 16 -> 128 (8x) made a CPU EmbeddingBag train step 3.7x slower
-#: (17.2 -> 63.5 ms per 4096 samples; research/performance.md §5); ln 3.7 / ln 8 = 0.63. A rough,
+#: (17.2 -> 63.5 ms per 4096 samples; DLRM's published Criteo Kaggle runs); ln 3.7 / ln 8 = 0.63. A rough,
 #: embedding-only figure, used for lack of a GPU DLRM sweep over the dim.
 _DIM_EXPONENT = 0.63
 
 #: NVIDIA DeepLearningExamples PyTorch DLRM README (2020): Criteo Terabyte, dim 128, batch 32k,
-#: one V100-32GB, FP32: 494k samples/s (research/performance.md §5) -> 1e6 / 494e3 = 2.02 us.
+#: one V100-32GB, FP32: 494k samples/s (NVIDIA's published DLRM training figures) -> 1e6 / 494e3 = 2.02 us.
 V100_DLRM_FP32 = ComputeModel(
     name="v100-dlrm-fp32",
     us_per_sample=1e6 / 494_000,

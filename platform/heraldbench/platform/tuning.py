@@ -24,7 +24,7 @@ The objectives (:data:`METRICS`; each has its own direction):
 * ``traffic`` — overall rows moved (pull + push + all-reduce) divided by naive's on the same
   trace **with the spec's own ``cache``**: one denominator for every trial, so that trials with
   different cache sizes compare (with the cache not searched it is the usual relative overall).
-* ``time`` — modelled mean iteration time in milliseconds on ``profile`` (DESIGN §2).
+* ``time`` — modelled mean iteration time in milliseconds on ``profile`` (docs/time-model.md).
 * ``cache_memory`` — one worker's cache in MiB: rows × ``embedding_dim`` × 4 bytes.
 * ``auc``, ``logloss`` — held-out quality of the trained model (``mode: train`` only).
 

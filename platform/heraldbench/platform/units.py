@@ -7,7 +7,7 @@ import re
 
 __all__ = ["BYTES_PER_VALUE", "MAX_BYTES", "format_bytes", "parse_bytes"]
 
-#: Embedding values are fp32 throughout (DESIGN §2: bytes = rows × dim × 4).
+#: Embedding values are fp32 throughout (docs/semantics.md: bytes = rows × dim × 4).
 BYTES_PER_VALUE = 4
 
 _UNITS = {

@@ -1,4 +1,4 @@
-"""Accuracy preservation (DESIGN §5): strict schedulers train exactly the synchronous model.
+"""Accuracy preservation: strict schedulers train exactly the synchronous model.
 
 Same global batches, same seed: Herald's, naive's and every strict scheduler's trained parameters
 (dense and embedding tables) equal each other and the plain one-table PyTorch model within

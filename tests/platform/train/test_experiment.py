@@ -147,7 +147,7 @@ def test_cuda_training_matches_cpu_training() -> None:
 
 @pytest.mark.slow
 def test_the_200k_criteo_like_spec_learns_under_every_scheduler() -> None:
-    """DESIGN §5's trainer target at the size of the issue's acceptance run (about 1 minute)."""
+    """The trainer's overhead target (docs/distributed.md) at the size of the issue's acceptance run (about 1 minute)."""
     spec = parse_spec({
         "name": "train-200k", "mode": "train",
         "dataset": {"kind": "synthetic-criteo", "samples": 200_000, "scale": 0.01, "seed": 1},

@@ -1,7 +1,7 @@
 """Produce a trace's next chunks on a second core while the consumer works on the current one.
 
 The synthetic generator's kernels and the simulator's release the GIL, so on a 2-core machine
-generation leaves the simulator's critical path (DESIGN §5: trace generation must not dominate).
+generation leaves the simulator's critical path (trace generation must never be what a run waits for).
 Order and content are unchanged: the thread only runs the producer ahead of its consumer.
 """
 

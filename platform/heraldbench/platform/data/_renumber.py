@@ -1,7 +1,7 @@
 """Row ids renumbered in order of first appearance, table by table: the simulator's view of a trace.
 
 Why: the simulator keeps its state in arrays indexed by row id, and its speed at Criteo scale is
-set by how many of those arrays' cache lines one lookup touches (DESIGN §5). Numbered by first
+set by how many of those arrays' cache lines one lookup touches. Numbered by first
 appearance, the popular rows (seen early) sit together at the front of each table and the cold
 rows of a time window sit together too, so a lookup mostly hits lines already in the CPU's cache;
 numbered at random, as the synthetic generator scatters them, each lookup is a trip to DRAM.

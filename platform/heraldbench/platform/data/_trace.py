@@ -2,7 +2,7 @@
 
 A *trace source* streams :class:`SampleChunk` objects in trace order, so that a consumer never needs
 the whole dataset in memory. Row ids are global: ``table_offset[f] + local_id`` over one row space
-of ``layout.total_rows`` rows (DESIGN §2).
+of ``layout.total_rows`` rows (docs/semantics.md).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ A reader turns a delimited text file into an :class:`InMemoryTrace` in one pass:
    ``max_samples`` and feeds every categorical column to a :class:`TableVocab`;
 4. :meth:`TraceAssembler.finish` maps raw values to contiguous per-table local ids.
 
-Row layout of every table (DESIGN §2): row 0 is the missing (empty) value, row 1 the shared
+Row layout of every table (docs/semantics.md): row 0 is the missing (empty) value, row 1 the shared
 "rare" row when a frequency threshold above 1 is set, then one row per remaining raw value in
 order of first appearance in the trace.
 """

@@ -1,6 +1,6 @@
 """Reader of the Avazu click-through CSV files (Kaggle, 10 days of mobile ad traffic).
 
-Every column but ``id`` and ``click`` is categorical (research/peers_and_data.md §4.5). The raw
+Every column but ``id`` and ``click`` is categorical (the Avazu CTR challenge's data description). The raw
 ``hour`` (YYMMDDHH) would give every hour of the 10 days its own row, which only memorises the
 date; like most Avazu pipelines we keep the hour of day (24 rows) and, optionally, derive the
 day of week as one more table.

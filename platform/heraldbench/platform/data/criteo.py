@@ -1,6 +1,6 @@
 """Reader of Criteo's tab-separated click logs (Kaggle Display Advertising Challenge, Terabyte).
 
-Preprocessing follows DLRM's reference (research/peers_and_data.md §4.6): an empty dense value is
+Preprocessing follows DLRM's reference (facebookresearch/dlrm, ``data_utils.py``): an empty dense value is
 0, negative counts are clipped to 0 and every dense value becomes ``log(x + 1)``; categorical
 hashes are re-indexed per table in order of first appearance (no ``% R`` hashing), with the
 optional frequency threshold of TorchRec and NVIDIA's recipes.

@@ -7,7 +7,7 @@ A prepared dataset is a folder::
     vocab/<table>.parquet         value, count, row: every raw value kept and its local row
     popularity.npy                int64 accesses of every global row (row order of the layout)
 
-Local ids follow the raw readers (DESIGN §2): row 0 of each table is the missing value, row 1 the
+Local ids follow the raw readers (docs/semantics.md): row 0 of each table is the missing value, row 1 the
 shared "rare" row when a frequency threshold above 1 was set, then one row per kept raw value in
 order of first appearance. The trace adds each table's offset to make global ids, exactly as the
 raw readers do, so a prepared file and its raw reader give the same trace.

@@ -1,5 +1,5 @@
 """Distributed training on ``torch.distributed``: one process per worker, a sharded PS, and the
-decision stream carried out as real transfers (DESIGN §3: the stream's third consumer).
+decision stream carried out as real transfers (the stream's third executor, docs/architecture.md).
 
 ``train: {backend: distributed}`` in a spec. :func:`train_distributed` starts the ranks locally
 (:mod:`.launch`), under torchrun, or one per Dask worker (:mod:`.dask_launch`); each rank runs

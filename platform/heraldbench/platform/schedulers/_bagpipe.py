@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from heraldbench.platform.contract import OracleWindow
 from heraldbench.platform.data import TraceSource
@@ -39,6 +39,12 @@ class BagPipeSpec(SchedulerSpecBase):
             lacks, so it takes ``lookahead`` >= 2.
     """
 
+    #: The released variant's window rule (the validator below), as JSON Schema says it.
+    model_config = ConfigDict(json_schema_extra={"anyOf": [
+        {"not": {"required": ["variant"], "properties": {"variant": {"const": "released"}}}},
+        {"properties": {"lookahead": {"minimum": 2}}},
+    ]})  # fmt: skip
+
     kind: Literal["bagpipe"] = "bagpipe"
     held_knobs = ("lookahead",)
     lookahead: int = Field(
@@ -65,7 +71,7 @@ class BagPipeSpec(SchedulerSpecBase):
 
 @register
 class BagPipe(Scheduler):
-    """BagPipe as its released code implements it (research/peers_and_data.md §1.3–1.4).
+    """BagPipe as its released code implements it (``BagPipe/oraclecacher.py`` and ``bagcache.py``; docs/conformance.md).
 
     One cache-membership set shared by all trainers, each holding a replica of its rows. An
     oracle looking ``lookahead`` batches ahead prefetches rows before use, every

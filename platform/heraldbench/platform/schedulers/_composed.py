@@ -1,4 +1,4 @@
-"""Schedulers made of one partition rule and one sync rule (research/schedulers.md §1.7, §1.2–1.3).
+"""Schedulers made of one partition rule and one sync rule (Herald's ``laia_scheduler.cc``; docs/semantics.md).
 
 naive, herald and Herald's two ablations are the 2×2 of {random, location-aware} partition ×
 {write-through, on-demand} sync. A scheduler of this family names its two rules and nothing

@@ -1,7 +1,7 @@
 """fae: hot rows replicated on every worker, hot and cold batches scheduled apart (Adnan et al.,
 PVLDB'22).
 
-Modelling assumptions (research/schedulers.md §3.2–3.4, docs/semantics.md "Replicated rows"):
+Modelling assumptions (FAE's ``dlrm_input_profiler.py`` and ``dlrm_fae.py``, docs/semantics.md "Replicated rows"):
 
 * **Profile.** ``round(sampling_rate × samples)`` positions are drawn uniformly *with
   replacement* (FAE's ``dlrm_input_profiler.py``), streamed chunk by chunk; every id of a drawn
@@ -194,7 +194,7 @@ class HotProfile:
 
 @register
 class FAE(Scheduler):
-    """FAE in a distributed PS setting, as Herald's baseline adapts it (research/schedulers.md §3).
+    """FAE in a distributed PS setting, as Herald's baseline adapts it (docs/semantics.md).
 
     :meth:`plan_run` profiles the trace, fixes the hot set H (the plan's ``replicated_rows``)
     and replays the trace reordered into pure hot and pure cold global batches

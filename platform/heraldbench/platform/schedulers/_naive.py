@@ -16,7 +16,7 @@ class NaiveSpec(SchedulerSpecBase):
 
 @register
 class Naive(Composed):
-    """The baseline every relative figure divides by (research/schedulers.md §1.7).
+    """The baseline every relative figure divides by (Herald's baseline; docs/semantics.md).
 
     It equals HET with bound 0 under BSP: a cached row is re-pulled once anyone else updated it,
     and every row a worker trained is pushed after the iteration, so evictions are free.

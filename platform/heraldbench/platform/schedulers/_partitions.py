@@ -1,9 +1,9 @@
 """Partition rules shared by several schedulers.
 
 Modelling assumptions: the random partition is a fresh seeded permutation of every global batch
-(the "random input partition" of DESIGN §1), so naive and the sync-only ablation see identical
+(Herald's "random input partition"), so naive and the sync-only ablation see identical
 partitions for the same seed. The location-aware partition is Herald's released ``LaiaScheduler``
-(research/schedulers.md §1.2): static scores from the cache state before the batch, samples placed
+(Herald's ``laia_scheduler.cc``, ``get_dist``): static scores from the cache state before the batch, samples placed
 greedily in batch order, hard balance of exactly m samples per worker.
 """
 

@@ -2,7 +2,7 @@
 
 BagPipe's trainers share one cache-membership set S; every worker holds a replica of every row
 of S (K rows per worker), so the per-worker simulator cannot run it. The rules below follow
-research/peers_and_data.md §1.3–1.4 (the published code) and DESIGN §2's counter names.
+BagPipe's published code (docs/conformance.md) and the counter names of docs/semantics.md.
 
 **Window.** Lookahead L, cleanup interval ``c = max(1, int(cleanup_proportion · L))``. When
 iteration b runs, the oracle knows batches ``[b, b+L)``; a row is *reused in the window* when a

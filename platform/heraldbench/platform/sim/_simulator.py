@@ -1,4 +1,4 @@
-"""The trace-driven simulator: executes a scheduler's decisions and counts DESIGN §2 traffic.
+"""The trace-driven simulator: executes a scheduler's decisions and counts the traffic of docs/semantics.md.
 
 Two passes run in lockstep over the trace. The *residency* pass partitions each batch, classifies
 reads and evicts; the *sync* pass trails it by the scheduler's look-ahead window and accounts the

@@ -231,7 +231,7 @@ def bounded_staleness_sync(
     touched_ids, touched_w, push_at, push_held, n_pushed, evicted_ids, evicted_pending,
     n_evicted, evicted_w, cached, lag, lag_max, counts, log_k, log_w, log_how, log_n,
 ):  # pragma: no cover - numba
-    """HET's pushes of one iteration (research/schedulers.md §2.4), once every worker has read.
+    """HET's pushes of one iteration (docs/semantics.md, "Bounded staleness"), once every worker has read.
 
     Evicted copies with pending updates are pushed, and so are the copies the reads found
     holding more than the bound (``push_at``, from :func:`read_batch`); their clock ticks land

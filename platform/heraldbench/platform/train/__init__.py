@@ -1,4 +1,4 @@
-"""The trainer: a real PyTorch DLRM trained under each scheduler's decisions (DESIGN §3, §5).
+"""The trainer: a real PyTorch DLRM trained under each scheduler's decisions (docs/architecture.md).
 
 W workers are emulated in one process on one device: each has a cache of embedding rows there,
 the PS table lives in host memory, and the decision stream of the simulator is carried out on

@@ -3,7 +3,7 @@
 It is synchronous SGD on the same global batches, so it is what every strict scheduler's
 trained model must equal (within floating-point tolerance), and the yardstick the benchmark
 measures the emulation's overhead against. The table is an ``nn.Embedding`` with sparse
-gradients and ``torch.optim.SGD``, the idiomatic fast path on CPU (research/performance.md §5).
+gradients and ``torch.optim.SGD``, the idiomatic fast path on CPU.
 """
 
 from __future__ import annotations

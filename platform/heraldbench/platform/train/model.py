@@ -1,4 +1,4 @@
-"""DLRM's dense parts, split as TorchRec splits them (research/aesthetics.md §3.2).
+"""DLRM's dense parts, split as TorchRec splits them (``DenseArch``, ``InteractionArch``, ``OverArch``).
 
 The embedding rows are *not* in the module: the executor owns them (a PS table in host memory and
 every worker's cache on the device) and feeds the looked-up vectors in. The module holds the
@@ -6,7 +6,7 @@ bottom MLP (:class:`DenseArch`), the pairwise dot interaction (:class:`Interacti
 top MLP (:class:`OverArch`). Shape symbols: B samples, F sparse fields, D embedding dim, N dense
 features.
 
-Presets (research/peers_and_data.md §4.3): ``reference`` is the DLRM Criteo Kaggle configuration,
+Presets (DLRM's published configurations): ``reference`` is the DLRM Criteo Kaggle configuration,
 bottom N-512-256-64-D and top 512-256-1 (D = 16 in the reference: set ``embedding_dim: 16``);
 ``small`` is a few-thousand-parameter model for tests.
 

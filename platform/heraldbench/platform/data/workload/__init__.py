@@ -1,4 +1,4 @@
-"""Workload profiles: traces that behave like real click logs for cache scheduling (DESIGN §6).
+"""Workload profiles: traces that behave like real click logs for cache scheduling (docs/workloads.md).
 
 ``heraldbench calibrate`` fits a :class:`WorkloadProfile` from any trace a reader can open
 (:func:`fit_profile`); ``dataset: {kind: synthetic, profile: ...}`` generates from one

@@ -6,7 +6,7 @@ be computed on its own (:func:`value_at`, random access) and the sequential path
 exactly the same ids. Positions are sample indices for block decisions and new-tuple indices for
 a field's new values.
 
-Speed (DESIGN §5: generation runs on the second core and must keep up with the simulator): the
+Speed (generation runs on a second core and must keep up with the simulator): the
 kernels run without numba's reference counting (``_nrt=False``; they allocate nothing), draw from
 discrete laws with alias tables (one random number, no search), read growth curves through
 precomputed slopes, and (in :mod:`._stream`) decide each sample's sources a few samples before

@@ -3,7 +3,7 @@
 For every shape (W workers, a cache of a fraction of R's distinct rows) every registered scheduler
 runs at its defaults on R and on S; their relative pull, push and overall (naive = 1, each trace
 against its own naive) are compared. The LRU miss-ratio curves of R and S are compared at caches of
-fractions of R's distinct rows. Targets (DESIGN §5): every relative figure within
+fractions of R's distinct rows. Targets (docs/workloads.md): every relative figure within
 ``TRAFFIC_TOLERANCE``, the curve within ``MRC_TOLERANCE``.
 """
 
