@@ -56,7 +56,7 @@ SUBMISSION_RULES = re.compile("|".join([
     r"has no knob", r"give integer ends", r"is not in schedulers", r"name the schedulers entry",
     r"is measured by training", r"pruning", r"is above max", r"smaller than one row",
     r"listed twice", r"repeat a value", r"is listed more than once", r"seeds: ",
-    r"a trial at",
+    r"a trial at", r"samples a whole percent",
 ]))
 
 
