@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from heraldbench.platform.exceptions import InvariantViolation
-from heraldbench.platform.train._rows import index_tensor, reduce_rows
+from heraldbench.platform.train._rows import RowStore, index_tensor, reduce_rows
 
 __all__ = ["ReplicatedTable"]
 
@@ -34,14 +34,12 @@ class ReplicatedTable:
     position: np.ndarray
 
     @classmethod
-    def load(cls, rows: np.ndarray, ps: np.ndarray, ps_version: np.ndarray,
-             device: torch.device) -> ReplicatedTable:  # fmt: skip
+    def load(cls, rows: np.ndarray, ps: RowStore, ps_version: np.ndarray) -> ReplicatedTable:
         """Every worker loads H from the PS (the phase switch into a hot phase)."""
         rows = np.asarray(rows, np.int64)
-        position = np.full(ps.shape[0], -1, np.int64)
+        position = np.full(ps.table.shape[0], -1, np.int64)
         position[rows] = np.arange(rows.size)
-        table = torch.from_numpy(ps[rows]).to(device)
-        return cls(rows, table, ps_version[rows].copy(), position)
+        return cls(rows, ps.ps_rows(rows), ps_version[rows].copy(), position)
 
     def locate(self, ids: np.ndarray, iteration: int) -> tuple[np.ndarray, np.ndarray]:
         """(distinct positions in H read by a (B, F) batch, (B, F) index into them)."""
@@ -62,7 +60,7 @@ class ReplicatedTable:
         self.table.index_add_(0, index_tensor(unique, self.table.device), grad, alpha=-lr)
         self.version[unique] += 1
 
-    def store(self, ps: np.ndarray, ps_version: np.ndarray) -> None:
+    def store(self, ps: RowStore, ps_version: np.ndarray) -> None:
         """One replica goes back to the PS (the phase switch out of a hot phase)."""
-        ps[self.rows] = self.table.cpu().numpy()
+        ps.set_ps_rows(self.rows, self.table)
         ps_version[self.rows] = self.version

@@ -1,9 +1,14 @@
-"""The rows themselves: the PS table in host memory, the cache slots and their pending deltas on
-the device, and the bulk moves between them.
+"""The rows themselves: the PS table, the cache slots and their pending deltas, and the bulk moves
+between them.
 
 Two implementations of each move, same arithmetic: torch index kernels when the caches are on a
 GPU, and one numba pass each when they are host memory too (device ``cpu``), where a chain of
 gathers, adds and scatters would cost several passes and the model's threads.
+
+The PS table sits beside the caches: in host memory with them, on the GPU with them. Where it
+lives changes no count and no value (the emulation prices no transfer: the time model does); on
+a GPU it spares every iteration a host gather, a copy each way and the synchronisation of reading
+deltas back, which cost more than the model's own compute at large batches.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ def index_tensor(values: np.ndarray, device: torch.device) -> torch.Tensor:
 
 
 class RowStore:
-    """The PS table, (R, D) on the host, and S cache slots with their deltas, (S, D) on ``device``.
+    """The PS table, (R, D), and S cache slots with their deltas, (S, D), all on ``device``.
 
     Args:
         table: the initial table; its dtype is every row's.
@@ -34,13 +39,15 @@ class RowStore:
 
     def __init__(self, table: torch.Tensor, slots: int, device: torch.device,
                  host_kernels: bool | None = None):  # fmt: skip
-        self.ps = table.detach().to("cpu").contiguous().numpy().copy()
         self.device = device
-        dim = self.ps.shape[1]
+        #: the PS, (R, D): updated in place, never replaced
+        self.table = table.detach().to(device, copy=True).contiguous()
+        dim = self.table.shape[1]
         self.cache = torch.zeros(slots, dim, device=device, dtype=table.dtype)
         self.delta = torch.zeros_like(self.cache)
         self.host = device.type == "cpu" if host_kernels is None else host_kernels
         if self.host:  # numpy views of the same memory, for the numba kernels
+            self.ps = self.table.numpy()
             self._cache, self._delta = self.cache.numpy(), self.delta.numpy()
             self._buffer = np.zeros((0, dim), self.ps.dtype)
 
@@ -50,7 +57,7 @@ class RowStore:
             load_rows(self._cache, self._delta, slots, self.ps, rows, keep_delta)
             return
         index = index_tensor(slots, self.device)
-        fresh = torch.from_numpy(self.ps[rows]).to(self.device)
+        fresh = self.table.index_select(0, index_tensor(rows, self.device))
         if keep_delta:
             fresh += self.delta.index_select(0, index)
         self.cache.index_copy_(0, index, fresh)
@@ -61,8 +68,25 @@ class RowStore:
             write_back(self.ps, rows, self._delta, slots)
             return
         index = index_tensor(slots, self.device)
-        scatter_add_rows(self.ps, rows, self.delta.index_select(0, index).cpu().numpy())
+        self.add_rows(rows, self.delta.index_select(0, index))
         self.delta.index_fill_(0, index, 0.0)
+
+    def add_rows(self, rows: np.ndarray, values: torch.Tensor,
+                 table: torch.Tensor | None = None) -> None:  # fmt: skip
+        """``table[rows] += values``, repeated rows adding up; ``table`` is the PS by default."""
+        table = self.table if table is None else table
+        if self.host:
+            scatter_add_rows(table.numpy(), rows, values.cpu().numpy())
+            return
+        table.index_add_(0, index_tensor(rows, table.device), values.to(table.device))
+
+    def ps_rows(self, rows: np.ndarray) -> torch.Tensor:
+        """(len(rows), D) values the PS holds for ``rows``."""
+        return self.table.index_select(0, index_tensor(rows, self.device))
+
+    def set_ps_rows(self, rows: np.ndarray, values: torch.Tensor) -> None:
+        """``PS[rows] = values`` (distinct rows)."""
+        self.table.index_copy_(0, index_tensor(rows, self.device), values.to(self.device))
 
     def read(self, slots: np.ndarray) -> torch.Tensor:
         """(U, D) values of ``slots``."""
@@ -91,12 +115,11 @@ class RowStore:
         self.cache.index_add_(0, index, grad, alpha=-lr)
         self.delta.index_add_(0, index, grad, alpha=-lr)
 
-    def with_pending(self, slots: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def with_pending(self, slots: np.ndarray, rows: np.ndarray) -> torch.Tensor:
         """A copy of the PS with ``delta[slots]`` added at ``rows`` (what a flush would leave)."""
-        table = self.ps.copy()
+        table = self.table.clone()
         if slots.size:
-            deltas = self.delta.index_select(0, index_tensor(slots, self.device)).cpu().numpy()
-            scatter_add_rows(table, rows, deltas)
+            self.add_rows(rows, self.delta.index_select(0, index_tensor(slots, self.device)), table)
         return table
 
 

@@ -1,5 +1,5 @@
-"""The emulated cluster: W workers' caches on one device, the PS table in host memory, and the
-decision stream carried out on real rows.
+"""The emulated cluster: W workers' caches and the PS table on one device, and the decision
+stream carried out on real rows.
 
 Per iteration (docs/semantics.md; the stream of :func:`heraldbench.platform.sim.decisions`):
 
@@ -43,7 +43,7 @@ from heraldbench.platform.contract import (
     record_keys,
 )
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
-from heraldbench.platform.train._kernels import add_at, gather_inverse, scatter_add_rows
+from heraldbench.platform.train._kernels import add_at, gather_inverse
 from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
 from heraldbench.platform.train._replicated import ReplicatedTable
 from heraldbench.platform.train._rows import RowStore, index_tensor
@@ -119,7 +119,7 @@ class EmulatedCluster:
         self.capacity = min(cache_rows, rows)
         slots = workers * self.capacity
         self.rows = RowStore(table, slots, device)
-        self.ps = torch.from_numpy(self.rows.ps)  # the PS table (the same memory)
+        self.ps = self.rows.table  # the PS table (the same memory)
         self.slot_of = np.full((workers, rows), -1, np.int32)  # slot of (w, k), -1 if not cached
         self.slot_row = np.zeros(slots, np.int64)
         self.free = np.arange(slots, dtype=np.int64).reshape(workers, self.capacity)[:, ::-1].copy()
@@ -196,7 +196,7 @@ class EmulatedCluster:
         dirty = np.flatnonzero(self.pending)
         self._send_slots(dirty, self.slot_row[dirty])
         keys, slots = self.parked.remaining()
-        scatter_add_rows(self.rows.ps, keys >> 8, self.parked.read(slots, "delta").cpu().numpy())
+        self.rows.add_rows(keys >> 8, self.parked.read(slots, "delta"))
         add_at(self.ps_version, keys >> 8, self.parked.updates[slots])
         self.parked.release(keys)
         sent = int(dirty.size + keys.size)
@@ -212,10 +212,10 @@ class EmulatedCluster:
         dirty = np.flatnonzero(self.pending)
         table = self.rows.with_pending(dirty, self.slot_row[dirty])
         keys, slots = self.parked.remaining()
-        scatter_add_rows(table, keys >> 8, self.parked.read(slots, "delta").cpu().numpy())
+        self.rows.add_rows(keys >> 8, self.parked.read(slots, "delta"), table)
         if self.hot is not None:
-            table[self.hot.rows] = self.hot.table.cpu().numpy()
-        return torch.from_numpy(table)
+            table[index_tensor(self.hot.rows, table.device)] = self.hot.table.to(table.device)
+        return table
 
     # ---- steps ------------------------------------------------------------------------------
 
@@ -346,8 +346,7 @@ class EmulatedCluster:
         self.tally[Tally.MISS_PULL] += switch.pulls(self.workers)
         self.tally[Tally.UPDATE_PUSH] += switch.pushes()
         if switch.enter:
-            self.hot = ReplicatedTable.load(switch.rows, self.rows.ps, self.ps_version,
-                                            self.device)  # fmt: skip
+            self.hot = ReplicatedTable.load(switch.rows, self.rows, self.ps_version)
         elif self.hot is not None:
             self._leave_hot()
         else:
@@ -368,7 +367,7 @@ class EmulatedCluster:
     def _leave_hot(self) -> None:
         """One replica goes back to the PS (|H| pushes, counted by the caller); cached copies of
         H are now outdated, which their versions show."""
-        self.hot.store(self.rows.ps, self.ps_version)  # type: ignore[union-attr]
+        self.hot.store(self.rows, self.ps_version)  # type: ignore[union-attr]
         self.hot = None
 
 

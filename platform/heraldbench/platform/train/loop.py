@@ -87,7 +87,7 @@ def evaluate(model: DLRM, table: torch.Tensor, held_out: SampleChunk, iteration:
     with torch.no_grad():
         for start in range(0, len(held_out), EVAL_BATCH):
             part = held_out.slice(start, start + EVAL_BATCH)
-            ids = torch.from_numpy(part.ids.astype(np.int64))
+            ids = torch.from_numpy(part.ids.astype(np.int64)).to(table.device)
             sparse = table[ids].to(device)  # (b, F, D)
             dense = torch.from_numpy(part.dense).to(device, table.dtype)
             logits.append(model(dense, sparse).float().cpu().numpy())
@@ -235,7 +235,7 @@ class _Run:
             max_staleness=self.cluster.max_staleness,
             device=str(self.device),
             model=self.model,
-            table=self.cluster.ps,
+            table=self.cluster.ps.cpu(),
             info={"threads": torch.get_num_threads()},
         )
 
