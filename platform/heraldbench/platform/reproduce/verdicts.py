@@ -48,8 +48,11 @@ def judge(target, measured: float | None, why_missing: str = "") -> Verdict:
     else:  # at_least, up_to: a floor
         ok = measured >= low - tol
     shown = target.show(measured)
-    if ok:
+    if ok and target.kind in ("value", "range"):
         return Verdict(REPRODUCED, f"{shown} is within ±{target.delta(tol)} of {target.text()}")
+    if ok:
+        return Verdict(REPRODUCED, f"{shown} reaches {target.text()} "
+                                   f"(tolerance ±{target.delta(tol)})")  # fmt: skip
     side = "above" if measured > high else "below"
     gap = measured - high if measured > high else low - measured
     return Verdict(NOT_REPRODUCED,
