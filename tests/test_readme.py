@@ -107,6 +107,17 @@ def conformance(tmp: Path) -> None:
     _run("conformance", "herald", "--reference", str(tmp / "src" / "herald"), home=tmp, expect=2)
 
 
+def reproduce(tmp: Path) -> None:
+    """At the smallest size it takes: every claim gets a row and both files are written."""
+    from heraldbench.platform.reproduce import MIN_SAMPLES
+
+    _run("reproduce", "--samples", str(MIN_SAMPLES), "--out", str(tmp / "out" / "claims"),
+         home=tmp)  # fmt: skip
+    document = json.loads((tmp / "out" / "claims" / "claims.json").read_text())
+    assert all(row["normative"]["verdict"] for row in document["claims"])
+    assert "| claim |" in (tmp / "out" / "claims" / "claims.md").read_text()
+
+
 def serve_and_submit(tmp: Path) -> None:
     import socket
 
@@ -159,6 +170,7 @@ HOW: dict[str, Callable[[Path], None] | None] = {
     "curl -X POST": serve_and_submit,
     "heraldbench calibrate": calibrate,
     "heraldbench conformance": conformance,
+    "heraldbench reproduce": reproduce,
 }
 
 

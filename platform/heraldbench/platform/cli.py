@@ -263,4 +263,5 @@ from heraldbench.platform import (
     calibrate_cli,  # noqa: F401  (registers `calibrate`)
     conformance_cli,  # noqa: F401  (registers `conformance`)
     profile_cli,  # noqa: F401  (registers `profile-cluster`)
+    reproduce_cli,  # noqa: F401  (registers `reproduce`)
 )
