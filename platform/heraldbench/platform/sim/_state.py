@@ -10,7 +10,6 @@ LRU: 3.0 GB, HET included.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +19,9 @@ from heraldbench.platform.schedulers import CacheView
 from heraldbench.platform.sim import _eviction as ev
 from heraldbench.platform.sim._bundles import Evictor, RowState, Touches
 
-__all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype", "row_record_dtype"]
+__all__ = [
+    "POLICIES", "ClusterState", "IterationRecords", "absent_field", "mask_dtype", "row_record_dtype",
+]
 
 POLICIES = {"lru": ev.POLICY_LRU, "lfu": ev.POLICY_LFU, "lfuopt": ev.POLICY_LFUOPT}
 _LINE = 64  # bytes in a CPU cache line
@@ -92,7 +93,6 @@ class ClusterState:
         per_row = (rows, workers)
         clocks = clock_dtype(staleness_bound) if het else None
         record = row_records(rows, workers, clocks=clocks, window=window)
-        no_clocks = np.zeros((0, 0), np.int32)
         return cls(
             workers=workers,
             capacity=capacity,
@@ -106,7 +106,7 @@ class ClusterState:
             # cached copies and with iterations >= 0
             last_use=record["last_use"],
             seen=record["seen"],
-            ahead=record["ahead"] if window else np.zeros(0, np.int32),
+            ahead=record["ahead"] if window else absent_field(rows, np.int32),
             claims=record["claims"],
             tally=record["tally"],
             occupancy=np.zeros(workers, np.int64),
@@ -117,8 +117,8 @@ class ClusterState:
             use_count=np.zeros((1, 1) if lru else per_row, np.int32),
             permanent=np.zeros(workers, np.int64),
             permanent_cap=max(0, capacity - working_set),
-            lag=record["lag"] if het else no_clocks,
-            pending=record["pending"] if het else no_clocks,
+            lag=record["lag"] if het else absent_field(rows, np.int8, workers),
+            pending=record["pending"] if het else absent_field(rows, np.int8, workers),
             heap_keys=np.zeros((workers, 1 if lru else slots), np.int64),
             heap_ids=np.zeros((workers, 1 if lru else slots), np.int32),
             heap_t=np.zeros((workers, 1 if lru else slots), np.int32),
@@ -142,10 +142,24 @@ class ClusterState:
     def nbytes(self) -> int:
         """Bytes held, counting the per-row record array once."""
         arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
-        bases = {id(a.base): a.base for a in arrays if a.base is not None}
+        bases = {id(a.base): a.base for a in arrays if isinstance(a.base, np.ndarray)}
         return sum(a.nbytes for a in arrays if a.base is None) + sum(
             b.nbytes for b in bases.values()
         )
+
+
+def absent_field(rows: int, dtype: type[np.generic], workers: int | None = None) -> np.ndarray:
+    """A per-row field the run does not keep (HET's clocks without a staleness bound, ``ahead``
+    without a replacement window): a zero-stride view of one zero, holding no memory, that the
+    kernels recognise (``_eviction.kept``) and never read.
+
+    It has the numba type of the field it stands for (a strided view of the row records, of
+    HET's default clock type: see :func:`clock_dtype`), so that runs with and without the
+    field share one compiled read kernel, where an empty array (a different type: contiguous)
+    made a fresh checkout compile it once per kind of run, tens of seconds each."""
+    shape = (rows,) if workers is None else (rows, workers)
+    zero = np.zeros(1, dtype)
+    return np.lib.stride_tricks.as_strided(zero, shape=shape, strides=(0,) * len(shape))
 
 
 def clock_dtype(bound: int) -> type[np.signedinteger]:
