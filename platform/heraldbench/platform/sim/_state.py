@@ -17,7 +17,17 @@ import numpy as np
 from heraldbench.platform.exceptions import CapacityError
 from heraldbench.platform.schedulers import CacheView
 from heraldbench.platform.sim import _eviction as ev
-from heraldbench.platform.sim._bundles import Evictor, RowState, Touches
+from heraldbench.platform.sim._bundles import (
+    EvictionList,
+    Evictor,
+    HeldPushes,
+    PushLog,
+    RowState,
+    SyncRows,
+    Touches,
+    TouchList,
+    WriteList,
+)
 
 __all__ = [
     "POLICIES", "ClusterState", "IterationRecords", "absent_field", "mask_dtype", "row_record_dtype",
@@ -135,6 +145,10 @@ class ClusterState:
         """The per-worker eviction structures the read kernel takes, bundled."""
         return Evictor(*(getattr(self, name) for name in Evictor._fields))
 
+    def sync_rows(self) -> SyncRows:
+        """The per-row fields the sync kernels take, bundled."""
+        return SyncRows(*(getattr(self, name) for name in SyncRows._fields))
+
     def view(self) -> CacheView:
         return CacheView(valid=self.valid, cached=self.cached, claims=self.claims,
                          tally=self.tally)
@@ -246,6 +260,22 @@ class IterationRecords:
     def touches(self) -> Touches:
         """The records the read kernel fills, bundled (the arrays are never replaced)."""
         return Touches(*(getattr(self, name) for name in Touches._fields))
+
+    def touch_list(self) -> TouchList:
+        return TouchList(self.touched_ids, self.touched_w, self.touched_kind, self.n_touched)
+
+    def eviction_list(self) -> EvictionList:
+        return EvictionList(self.evicted_ids, self.evicted_w, self.evicted_pending, self.n_evicted)
+
+    def write_list(self, n: int | None = None) -> WriteList:
+        """The rows written, or the first ``n`` of them."""
+        return WriteList(self.write_ids, self.write_masks, self.n_written if n is None else n)
+
+    def held_pushes(self) -> HeldPushes:
+        return HeldPushes(self.push_at, self.push_held, self.n_pushed)
+
+    def push_log(self) -> PushLog:
+        return PushLog(self.sent_ids, self.sent_w, self.sent_how, self.sent_n)
 
     def clear(self) -> None:
         self.n_touched = self.n_evicted = self.n_written = self.n_pushed = 0
