@@ -16,6 +16,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from heraldbench.platform.sim._bundles import SyncRows
+
 _PROBE = textwrap.dedent(
     """
     import json, re
@@ -42,16 +44,21 @@ _PROBE = textwrap.dedent(
                 if re.match(r"^[A-Za-z_.0-9]+:", line):
                     blocks += 1
                 elif "call void @NRT_incref(ptr %arg." in line and blocks > 2:
-                    counted.append(re.search(r"%arg\\.(\\w+)", line).group(1))
+                    # %arg.NAME.M (an array's member) or %arg.NAME.I.M (a bundle's field I)
+                    parts = re.search(r"%arg\\.([\\w.]+)", line).group(1).split(".")
+                    counted.append(".".join(parts[:-1]) if len(parts) > 1 else parts[0])
             found.setdefault(name, []).extend(counted)
     print(json.dumps(found))
     """
 )
 
-# ``dirty`` and ``partial``: taken only under ``check_invariants`` (a test-time mode), never per
-# lookup in a measured run; ``writers``: once per iteration, where it is handed to the eviction
-# write-backs (push_evicted), between the kernel's loops.
-_ALLOWED = {"write_and_sync": {"dirty", "partial", "writers"}}
+# ``dirty`` and ``partial`` (fields of the SyncRows bundle, ``rows``): taken only under
+# ``check_invariants`` (a test-time mode), never per lookup in a measured run; ``writers``: once
+# per iteration, where it is handed to the eviction write-backs (push_evicted), between the
+# kernel's loops.
+_ALLOWED = {
+    "write_and_sync": {f"rows.{SyncRows._fields.index(f)}" for f in ("dirty", "partial", "writers")}
+}
 
 
 def test_hot_kernels_take_no_reference_counts_in_their_loops(tmp_path: Path) -> None:

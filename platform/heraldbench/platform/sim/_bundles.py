@@ -1,12 +1,17 @@
-"""Named argument bundles of the simulator's kernels, built once per run.
+"""Named argument bundles of the simulator's kernels.
 
-The read kernel takes 39 positional arguments; these named tuples name them once, in the order
-of the kernel's parameters (``_kernels.read_batch``, checked by tests/platform/sim/
-test_bundles.py), and the simulator unpacks them into each call (``*bundle``), so no call site
-repeats the order. They are unpacked rather than handed to the kernel as tuples because numba's
-dispatcher types a named tuple of arrays in Python, array by array, on every call (tens of µs
-per read, which a cheap scheduler such as naive feels), where plain array arguments take its
-compiled fast path (about 1 µs for all of them).
+The read kernel takes 39 positional arguments; :class:`ReadSettings`, :class:`RowState`,
+:class:`Evictor` and :class:`Touches` name them once, in the order of the kernel's parameters
+(``_kernels.read_batch``, checked by tests/platform/sim/test_bundles.py), built once per run,
+and the simulator unpacks them into each call (``*bundle``), so no call site repeats the order.
+They are unpacked rather than handed to the kernel as tuples because numba's dispatcher types a
+named tuple of arrays in Python, array by array, on every call (a few µs for these 39 arrays,
+once per iteration), where plain array arguments take its compiled fast path.
+
+The sync kernels (``_sync``) take their arguments as the bundles below instead, handed over as
+named tuples: a dozen arrays in all, so typing them costs about as little as the arguments'
+count would, and each kernel unpacks them into locals before its loops (an array read from a
+tuple inside a loop would take a reference count per use).
 """
 
 from __future__ import annotations
@@ -15,7 +20,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Evictor", "ReadSettings", "RowState", "Touches"]
+__all__ = [
+    "EvictionList",
+    "Evictor",
+    "HeldPushes",
+    "PushLog",
+    "ReadSettings",
+    "RowState",
+    "SyncRows",
+    "SyncSettings",
+    "TouchList",
+    "Touches",
+    "WriteList",
+]
 
 
 class ReadSettings(NamedTuple):
@@ -87,3 +104,70 @@ class Touches(NamedTuple):
     evicted_ids: np.ndarray
     evicted_w: np.ndarray
     evicted_pending: np.ndarray
+
+
+class SyncSettings(NamedTuple):
+    """Scalars of every sync of a run: W, ``SyncPolicy.direct``, strict consistency, and
+    whether consistency is checked (``check_invariants``)."""
+
+    workers: int
+    direct: bool
+    strict: bool
+    check: bool
+
+
+class SyncRows(NamedTuple):
+    """Per-row fields the sync kernels read and write (views into the row records);
+    ``writers`` and ``claims`` are scratch, zero between uses."""
+
+    valid: np.ndarray
+    dirty: np.ndarray
+    partial: np.ndarray
+    last_use: np.ndarray
+    writers: np.ndarray
+    claims: np.ndarray
+
+
+class TouchList(NamedTuple):
+    """An iteration's touch records: row, worker and ``TOUCH_*`` kind of the first ``n``."""
+
+    ids: np.ndarray
+    workers: np.ndarray
+    kinds: np.ndarray
+    n: int
+
+
+class EvictionList(NamedTuple):
+    """An iteration's eviction records: row, worker and unpushed updates of the first ``n``."""
+
+    ids: np.ndarray
+    workers: np.ndarray
+    pending: np.ndarray
+    n: int
+
+
+class WriteList(NamedTuple):
+    """Rows written in an iteration, and the workers that wrote each, of the first ``n``."""
+
+    ids: np.ndarray
+    masks: np.ndarray
+    n: int
+
+
+class HeldPushes(NamedTuple):
+    """HET's pushes found by the reads: positions in the touch records and the updates each
+    carried, of the first ``n``."""
+
+    at: np.ndarray
+    held: np.ndarray
+    n: int
+
+
+class PushLog(NamedTuple):
+    """Copies sent, one entry per send (row, worker, ``Send`` kind); ``length[0]`` entries are
+    filled. Empty arrays log nothing."""
+
+    ids: np.ndarray
+    workers: np.ndarray
+    how: np.ndarray
+    length: np.ndarray

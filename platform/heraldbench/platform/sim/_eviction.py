@@ -46,6 +46,13 @@ def bit_of(w):  # pragma: no cover - numba
     return _one << np.uint64(w)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def kept(field):  # pragma: no cover - numba
+    """The run keeps this per-row field: it is not a zero-stride stand-in
+    (``_state.absent_field``)."""
+    return field.strides[0] != 0
+
+
 # ---- eviction structures ---------------------------------------------------------------------
 @numba.njit(cache=True, nogil=True)
 def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no cover
@@ -143,7 +150,7 @@ def _take_pending(first, last, evicted_ids, evicted_w, pending,
                   evicted_pending):  # pragma: no cover - numba
     """Bounded staleness: the unpushed updates of the copies evicted into slots first..last leave
     with them."""
-    if pending.shape[0] == 0:
+    if not kept(pending):
         return
     for slot in range(first, last):
         k, w = evicted_ids[slot], evicted_w[slot]
@@ -166,8 +173,8 @@ def evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_i
     every cached row is protected. Passed-over entries go back to the young end of the log."""
     bit = cached.dtype.type(1 << w)
     done = 0
-    # ``ahead`` is empty without a replacement window: then nothing is passed over
-    passes_left = log_tail[w] - log_head[w] if ahead.shape[0] > 0 else 0
+    # without a replacement window (no ``ahead`` kept) nothing is passed over
+    passes_left = log_tail[w] - log_head[w] if kept(ahead) else 0
     live = np.empty(_SCAN_BLOCK, np.int64)
     while done < need:
         # Liveness of a block of entries first, branch-free, so that the lookups of the block's
@@ -216,7 +223,7 @@ def evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead, use_c
     aside_ids = np.empty(heap_size[w], np.int32)
     aside_t = np.empty(heap_size[w], np.int32)
     n_aside = 0
-    protecting = ahead.shape[0] > 0  # empty without a replacement window
+    protecting = kept(ahead)  # not without a replacement window
     done = 0
     while done < need:
         if heap_size[w] == 0:  # only pinned or protected rows remain: give up protection

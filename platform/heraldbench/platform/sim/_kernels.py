@@ -71,9 +71,11 @@ def read_batch(
     simulator unpacks into the call (``_bundles`` says why they are not passed as tuples).
     """
     order, starts = group_by_worker(assign, workers)
-    n_touched = 0
-    n_evicted = 0
-    n_pushed = 0
+    # Typed counters, not literal zeros: numba would first type the callees they reach with
+    # Literal[int](0) and compile each of them twice.
+    n_touched = np.int64(0)
+    n_evicted = np.int64(0)
+    n_pushed = np.int64(0)
     for w in range(workers):
         first = n_touched
         n_touched = _collect_working_set(ids, order, starts[w], starts[w + 1], w,

@@ -25,7 +25,7 @@ from heraldbench.platform.exceptions import CapacityError, InvariantViolation, S
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
 from heraldbench.platform.sim import _kernels, _released, _sync
-from heraldbench.platform.sim._bundles import ReadSettings
+from heraldbench.platform.sim._bundles import ReadSettings, SyncSettings
 from heraldbench.platform.sim._state import POLICIES, ClusterState, IterationRecords
 
 __all__ = ["SERIES", "SimResult", "simulate"]
@@ -141,6 +141,10 @@ class _Run:
         )  # fmt: skip
         self.read_args = (*settings, *s.read_rows(), *s.evictor())
         self.touches = [tuple(rec.touches()) for rec in self.ring]
+        self.sync_settings = SyncSettings(
+            self.workers, bool(self.sync.direct), self.strict, bool(self.check)
+        )  # the sync kernels' bundles (they take them as tuples: see _bundles)
+        self.sync_rows = s.sync_rows()
         self.batch_ring: list[SampleChunk | None] = [None] * (self.lag + 1)
         self.assign_ring: list[np.ndarray | None] = [None] * (self.lag + 1)
         self.replicated_ring = [False] * (self.lag + 1)
@@ -277,16 +281,12 @@ class _Run:
     def _write_and_sync(self, iteration: int, rec: IterationRecords) -> None:
         """Writes of ``iteration`` with the pushes of the previous iteration they decide (on
         demand) and its own evict and write-through pushes."""
-        s = self.state
         before = self.ring[(iteration - 1) % len(self.ring)]
         counts_before, counts = np.zeros(3, np.int64), np.zeros(3, np.int64)
         rec.n_written = _sync.write_and_sync(
-            self.workers, self.sync.rule is SyncRule.ON_DEMAND, iteration > 0, self.sync.direct,
-            self.strict, self.check,
-            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.n_touched,
-            rec.evicted_ids, rec.evicted_w, rec.n_evicted,
-            s.writers, s.claims, s.valid, s.dirty, s.partial, rec.write_ids, rec.write_masks,
-            counts_before, counts, _push_log(before), _push_log(rec),
+            self.sync_settings, self.sync.rule is SyncRule.ON_DEMAND, iteration > 0,
+            rec.touch_list(), rec.eviction_list(), self.sync_rows, rec.write_ids, rec.write_masks,
+            counts_before, counts, before.push_log(), rec.push_log(),
         )  # fmt: skip
         if iteration > 0:
             self.series[iteration - 1, Series.UPDATE_PUSH] += counts_before[1]
@@ -297,9 +297,8 @@ class _Run:
         s = self.state
         counts = np.zeros(2, np.int64)
         _sync.bounded_staleness_sync(
-            rec.touched_ids, rec.touched_w, rec.push_at, rec.push_held, rec.n_pushed,
-            rec.evicted_ids, rec.evicted_pending, rec.n_evicted, rec.evicted_w, s.cached, s.lag,
-            self.lag_max, counts, rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
+            rec.touch_list(), rec.held_pushes(), rec.eviction_list(), s.cached, s.lag,
+            self.lag_max, counts, rec.push_log(),
         )  # fmt: skip
         self.series[iteration, Series.EVICT_PUSH : Series.ALLREDUCE] += counts
         checks = rec.n_touched  # a version check per lookup
@@ -314,15 +313,10 @@ class _Run:
         ahead = self.ring[ahead_iteration % len(self.ring)]
         n_ahead = ahead.n_written if ahead_iteration > iteration else 0
         before = self.sync_counts[:2].copy()
-        s = self.state
         _sync.sync_iteration(
-            iteration, self.workers, self.sync.direct, self.strict, self.check,
-            rec.touched_ids, rec.touched_w, rec.touched_kind, rec.n_touched,
-            rec.evicted_ids, rec.evicted_w, rec.n_evicted,
-            rec.write_ids, rec.write_masks, rec.n_written,
-            ahead.write_ids, ahead.write_masks, n_ahead,
-            s.dirty, s.partial, s.last_use, self.sync_counts,
-            rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n,
+            iteration, self.sync_settings, rec.touch_list(), rec.eviction_list(),
+            rec.write_list(), ahead.write_list(n_ahead), self.sync_rows, self.sync_counts,
+            rec.push_log(),
         )  # fmt: skip
         self.series[iteration, Series.EVICT_PUSH : Series.ALLREDUCE] += (
             self.sync_counts[:2] - before
@@ -352,10 +346,6 @@ class _Run:
             partitions=self.partitions,
             info={"policy": self.policy, "trace": self.trace.describe()},
         )
-
-
-def _push_log(rec: IterationRecords) -> tuple[np.ndarray, ...]:
-    return rec.sent_ids, rec.sent_w, rec.sent_how, rec.sent_n
 
 
 def global_batches(trace: TraceSource, global_batch: int,

@@ -10,7 +10,6 @@ LRU: 3.0 GB, HET included.
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,9 +17,21 @@ import numpy as np
 from heraldbench.platform.exceptions import CapacityError
 from heraldbench.platform.schedulers import CacheView
 from heraldbench.platform.sim import _eviction as ev
-from heraldbench.platform.sim._bundles import Evictor, RowState, Touches
+from heraldbench.platform.sim._bundles import (
+    EvictionList,
+    Evictor,
+    HeldPushes,
+    PushLog,
+    RowState,
+    SyncRows,
+    Touches,
+    TouchList,
+    WriteList,
+)
 
-__all__ = ["POLICIES", "ClusterState", "IterationRecords", "mask_dtype", "row_record_dtype"]
+__all__ = [
+    "POLICIES", "ClusterState", "IterationRecords", "absent_field", "mask_dtype", "row_record_dtype",
+]
 
 POLICIES = {"lru": ev.POLICY_LRU, "lfu": ev.POLICY_LFU, "lfuopt": ev.POLICY_LFUOPT}
 _LINE = 64  # bytes in a CPU cache line
@@ -92,7 +103,6 @@ class ClusterState:
         per_row = (rows, workers)
         clocks = clock_dtype(staleness_bound) if het else None
         record = row_records(rows, workers, clocks=clocks, window=window)
-        no_clocks = np.zeros((0, 0), np.int32)
         return cls(
             workers=workers,
             capacity=capacity,
@@ -106,7 +116,7 @@ class ClusterState:
             # cached copies and with iterations >= 0
             last_use=record["last_use"],
             seen=record["seen"],
-            ahead=record["ahead"] if window else np.zeros(0, np.int32),
+            ahead=record["ahead"] if window else absent_field(rows, np.int32),
             claims=record["claims"],
             tally=record["tally"],
             occupancy=np.zeros(workers, np.int64),
@@ -117,8 +127,8 @@ class ClusterState:
             use_count=np.zeros((1, 1) if lru else per_row, np.int32),
             permanent=np.zeros(workers, np.int64),
             permanent_cap=max(0, capacity - working_set),
-            lag=record["lag"] if het else no_clocks,
-            pending=record["pending"] if het else no_clocks,
+            lag=record["lag"] if het else absent_field(rows, np.int8, workers),
+            pending=record["pending"] if het else absent_field(rows, np.int8, workers),
             heap_keys=np.zeros((workers, 1 if lru else slots), np.int64),
             heap_ids=np.zeros((workers, 1 if lru else slots), np.int32),
             heap_t=np.zeros((workers, 1 if lru else slots), np.int32),
@@ -135,6 +145,10 @@ class ClusterState:
         """The per-worker eviction structures the read kernel takes, bundled."""
         return Evictor(*(getattr(self, name) for name in Evictor._fields))
 
+    def sync_rows(self) -> SyncRows:
+        """The per-row fields the sync kernels take, bundled."""
+        return SyncRows(*(getattr(self, name) for name in SyncRows._fields))
+
     def view(self) -> CacheView:
         return CacheView(valid=self.valid, cached=self.cached, claims=self.claims,
                          tally=self.tally)
@@ -142,10 +156,24 @@ class ClusterState:
     def nbytes(self) -> int:
         """Bytes held, counting the per-row record array once."""
         arrays = [v for v in vars(self).values() if isinstance(v, np.ndarray)]
-        bases = {id(a.base): a.base for a in arrays if a.base is not None}
+        bases = {id(a.base): a.base for a in arrays if isinstance(a.base, np.ndarray)}
         return sum(a.nbytes for a in arrays if a.base is None) + sum(
             b.nbytes for b in bases.values()
         )
+
+
+def absent_field(rows: int, dtype: type[np.generic], workers: int | None = None) -> np.ndarray:
+    """A per-row field the run does not keep (HET's clocks without a staleness bound, ``ahead``
+    without a replacement window): a zero-stride view of one zero, holding no memory, that the
+    kernels recognise (``_eviction.kept``) and never read.
+
+    It has the numba type of the field it stands for (a strided view of the row records, of
+    HET's default clock type: see :func:`clock_dtype`), so that runs with and without the
+    field share one compiled read kernel, where an empty array (a different type: contiguous)
+    made a fresh checkout compile it once per kind of run, tens of seconds each."""
+    shape = (rows,) if workers is None else (rows, workers)
+    zero = np.zeros(1, dtype)
+    return np.lib.stride_tricks.as_strided(zero, shape=shape, strides=(0,) * len(shape))
 
 
 def clock_dtype(bound: int) -> type[np.signedinteger]:
@@ -232,6 +260,22 @@ class IterationRecords:
     def touches(self) -> Touches:
         """The records the read kernel fills, bundled (the arrays are never replaced)."""
         return Touches(*(getattr(self, name) for name in Touches._fields))
+
+    def touch_list(self) -> TouchList:
+        return TouchList(self.touched_ids, self.touched_w, self.touched_kind, self.n_touched)
+
+    def eviction_list(self) -> EvictionList:
+        return EvictionList(self.evicted_ids, self.evicted_w, self.evicted_pending, self.n_evicted)
+
+    def write_list(self, n: int | None = None) -> WriteList:
+        """The rows written, or the first ``n`` of them."""
+        return WriteList(self.write_ids, self.write_masks, self.n_written if n is None else n)
+
+    def held_pushes(self) -> HeldPushes:
+        return HeldPushes(self.push_at, self.push_held, self.n_pushed)
+
+    def push_log(self) -> PushLog:
+        return PushLog(self.sent_ids, self.sent_w, self.sent_how, self.sent_n)
 
     def clear(self) -> None:
         self.n_touched = self.n_evicted = self.n_written = self.n_pushed = 0

@@ -38,12 +38,7 @@ def _log_holders(k, holders, workers, how, log_k, log_w, log_how, log_n):  # pra
 
 @numba.njit(cache=True, nogil=True)
 def sync_iteration(
-    iteration, workers, direct, strict, check,
-    pulled_ids, pulled_w, pulled_kind, n_pulled,
-    evicted_ids, evicted_w, n_evicted,
-    write_ids, write_masks, n_written,
-    ahead_ids, ahead_masks, n_ahead,
-    dirty, partial, last_use, counts, log_k, log_w, log_how, log_n,
+    iteration, settings, pulled, evicted, written, ahead_written, rows, counts, log
 ):  # pragma: no cover - numba
     """Push accounting of one iteration under on-demand sync looking more than one iteration
     ahead, run once the reads of the look-ahead window are known (the other rules but HET's
@@ -51,7 +46,17 @@ def sync_iteration(
 
     counts[0] += evict pushes, counts[1] += update pushes, counts[2] += consistency violations
     (a pull while another copy of the row is dirty, or while a partial copy exists).
+    Bundles (``_bundles``): ``settings`` SyncSettings; ``pulled`` the iteration's TouchList,
+    ``evicted`` its EvictionList, ``written`` its WriteList and ``ahead_written`` the window's
+    newest iteration's; ``rows`` SyncRows; ``log`` the iteration's PushLog.
     """
+    workers, direct, strict, check = settings
+    pulled_ids, pulled_w, pulled_kind, n_pulled = pulled
+    evicted_ids, evicted_w, _, n_evicted = evicted
+    write_ids, write_masks, n_written = written
+    ahead_ids, _, n_ahead = ahead_written
+    _, dirty, partial, last_use, _, _ = rows
+    log_k, log_w, log_how, log_n = log
     if check:
         for i in range(n_pulled):
             if pulled_kind[i] != TOUCH_HIT:
@@ -92,9 +97,7 @@ def _push_for_window_readers(ids, n, iteration, workers, direct, last_use, dirty
 
 @numba.njit(cache=True, nogil=True)
 def write_and_sync(
-    workers, on_demand, after_first, direct, strict, check,
-    touched_ids, touched_w, touched_kind, n_touched, evicted_ids, evicted_w, n_evicted,
-    writers, pullers, valid, dirty, partial, write_ids, write_masks,
+    settings, on_demand, after_first, touched, evicted, rows, write_ids, write_masks,
     counts_before, counts, log_before, log,
 ):  # pragma: no cover - numba
     """The writes of iteration t with the syncs they complete, in one pass over its rows.
@@ -107,13 +110,20 @@ def write_and_sync(
     are accounted first, as they happened, before its writes: an evicted copy that t - 1's
     look-ahead pushes (for t's readers) is pushed by it, not written back (an evicted copy may
     be one its worker writes again in t, after eviction on insert). ``after_first``: t > 0.
-    ``pullers`` is per-row scratch (zero on entry and return) for the check. counts_before[1] += update pushes of t - 1;
+    Bundles (``_bundles``): ``settings`` SyncSettings, ``touched`` t's TouchList, ``evicted``
+    its EvictionList, ``rows`` SyncRows, whose ``claims`` serve as the check's per-row scratch
+    of pullers (zero on entry and return). counts_before[1] += update pushes of t - 1;
     counts[0] += evict pushes, counts[1] += write-through pushes, counts[2] += consistency
-    violations of t. log_before and log are (ids, workers, how, length) push logs of t - 1 and
-    t, with empty arrays for none.
+    violations of t. log_before and log are the PushLogs of t - 1 and t, with empty arrays for
+    none. t's rows and their writers go to ``write_ids`` and ``write_masks``.
     Returns the number of distinct rows written."""
     # Per row, the loop below touches arrays only directly or under a loop-invariant test: an
-    # array handed to an inlined helper, or taken from a tuple, costs atomic reference counts.
+    # array handed to an inlined helper, or taken from a tuple, costs atomic reference counts;
+    # so every bundle is unpacked here, once.
+    workers, direct, strict, check = settings
+    touched_ids, touched_w, touched_kind, n_touched = touched
+    evicted_ids, evicted_w, _, n_evicted = evicted
+    valid, dirty, partial, _, writers, pullers = rows
     before_k, before_w, before_how, before_n = log_before
     log_k, log_w, log_how, log_n = log
     logging_before, logging = before_k.shape[0] > 0, log_k.shape[0] > 0
@@ -228,8 +238,7 @@ def count_dirty(dirty):  # pragma: no cover - numba
 
 @numba.njit(cache=True, nogil=True)
 def bounded_staleness_sync(
-    touched_ids, touched_w, push_at, push_held, n_pushed, evicted_ids, evicted_pending,
-    n_evicted, evicted_w, cached, lag, lag_max, counts, log_k, log_w, log_how, log_n,
+    touched, pushes, evicted, cached, lag, lag_max, counts, log
 ):  # pragma: no cover - numba
     """HET's pushes of one iteration (docs/semantics.md, "Bounded staleness"), once every worker has read.
 
@@ -242,7 +251,13 @@ def bounded_staleness_sync(
     Clocks are kept as each copy's lag behind the PS (PS clock − the clock the copy last synced
     at): a push of ``held`` ticks ages every other cached copy of the row by ``held``; the
     pusher's own copy already holds those updates, so its lag is unchanged.
+    Bundles (``_bundles``): ``touched`` the iteration's TouchList, ``pushes`` its HeldPushes,
+    ``evicted`` its EvictionList, ``log`` its PushLog.
     """
+    touched_ids, touched_w, _, _ = touched
+    push_at, push_held, n_pushed = pushes
+    evicted_ids, evicted_w, evicted_pending, n_evicted = evicted
+    log_k, log_w, log_how, log_n = log
     logging = log_k.shape[0] > 0  # tested once: see write_and_sync
     for i in range(n_evicted):
         held = evicted_pending[i]

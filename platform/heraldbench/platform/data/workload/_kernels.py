@@ -19,7 +19,7 @@ function marked ``inline="always"`` by rebuilding its IR at every call site, nes
 included, so only the functions that take the ``Kernels`` tuple are marked (a call passes the
 tuple's every array; with none marked, generation measured 13–23% slower). The small leaves that
 take numbers and arrays are left to LLVM, which inlines them as well (the compiled
-``fill_ids`` of :mod:`._stream` calls none but ``_slot_sample``, once per new tuple): compiling it
+``fill_block_ids`` of :mod:`._stream` calls none but ``_slot_sample``, once per new tuple): compiling it
 went from 66 s to 11–14 s at the same speed (``benchmarks/bench_simulator.py``, measured side by
 side).
 """

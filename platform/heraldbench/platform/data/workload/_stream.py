@@ -183,8 +183,7 @@ def _put(out, i, ring, ring_row, f, value, offsets):  # pragma: no cover - numba
     out[i, f] = value + offsets[f]
 
 
-@numba.njit(cache=True, nogil=True, _nrt=False)
-def fill_ids(start, out, ring, kern, roots, scratch, plan, offsets):  # pragma: no cover - numba
+def fill_ids(start, out, ring, kern, roots, scratch, plan, offsets) -> None:
     """Samples [start, start + len(out)) into ``out``, in order: the same ids as
     :func:`._kernels.value_at` plus each field's ``offsets`` (zeros: table-local ids; a
     layout's offsets: global ones), faster.
@@ -193,8 +192,13 @@ def fill_ids(start, out, ring, kern, roots, scratch, plan, offsets):  # pragma: 
     ``start``, as left by the previous call; a copy from further back is computed with
     :func:`._kernels.value_at`. ``roots`` and ``scratch`` hold one entry per root level;
     ``plan`` has :func:`plan_shape`.
+
+    Every block at once, through :func:`fill_block_ids`: one compiled kernel for both paths
+    rather than a second copy specialised to all blocks, which cost a fresh checkout as long a
+    compile as the other (tens of seconds) for a loop a few percent faster.
     """
-    _fill(start, out, ring, kern, roots, scratch, plan, offsets, 0, kern.block_start.shape[0] - 1)
+    fill_block_ids(start, out, ring, kern, roots, scratch, plan, offsets, 0,
+                   kern.block_start.shape[0] - 1)  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True, _nrt=False)
@@ -205,17 +209,7 @@ def fill_block_ids(
     only its own fields from earlier samples, and every other decision is a hash of the
     position, so disjoint ranges of blocks can be made at once by several threads, each with
     its own ring and plan (the other fields of ``out`` are left as they were). Its ring holds
-    those blocks' fields of the samples before ``start``.
-
-    A second entry point rather than a range argument of :func:`fill_ids`: with the range given
-    at run time, the whole-sample loop is 2–5% slower (measured)."""
-    _fill(start, out, ring, kern, roots, scratch, plan, offsets, first_block, end_block)
-
-
-@numba.njit(cache=True, inline="always", _nrt=False)
-def _fill(
-    start, out, ring, kern, roots, scratch, plan, offsets, first_block, end_block
-):  # pragma: no cover - numba
+    those blocks' fields of the samples before ``start``."""
     mask = ring.shape[0] - 1
     blocks = kern.block_start.shape[0] - 1
     linked = kern.head_order.shape[0] > 0  # some block's head tuples are given another's
