@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not config.getoption("--runstack"):
         skip_stack = pytest.mark.skip(reason="stack: builds images; run with --runstack")
         for item in items:
-            if "stack" in item.keywords:
+            if item.get_closest_marker("stack"):  # not keywords: tests/stack is one
                 item.add_marker(skip_stack)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if gpu_items and not _cuda_available():
