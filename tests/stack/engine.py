@@ -168,17 +168,19 @@ class Project:
         return [json.loads(line) for line in out.splitlines() if line]
 
     def memory_mib(self) -> dict[str, float]:
-        """Each running container's memory (`docker stats`), by container name, in MiB."""
-        ids = [c["Id"] for c in self.containers()]
-        out = _run(["docker", "stats", "--no-stream", "--format", "{{json .}}", *ids], 60).stdout
+        """Each running container's memory (`docker stats`), by service-number, in MiB."""
+        labels = {c["Name"].lstrip("/"): c["Config"]["Labels"] for c in self.containers()}
+        names = {n: f"{v['com.docker.compose.service']}-{v['com.docker.compose.container-number']}"
+                 for n, v in labels.items()}  # fmt: skip
+        out = _run(["docker", "stats", "--no-stream", "--format", "{{json .}}", *labels], 60).stdout
         units = {"KiB": 1 / 1024, "MiB": 1, "GiB": 1024, "B": 1 / 2**20}
         usage = {}
         for line in out.splitlines():
             stats = json.loads(line)
             used = stats["MemUsage"].split("/")[0].strip()
             unit = next(u for u in units if used.endswith(u))
-            usage[stats["Name"]] = round(float(used.removesuffix(unit)) * units[unit], 1)
-        return usage
+            usage[names[stats["Name"]]] = round(float(used.removesuffix(unit)) * units[unit], 1)
+        return dict(sorted(usage.items())) | {"total": round(sum(usage.values()), 1)}
 
     def logs(self) -> str:
         return self("logs", "--no-color", "--tail", "40")

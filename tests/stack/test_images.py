@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import urllib.request
 import uuid
@@ -45,7 +46,10 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
         yield stack
     finally:
         stack("down", "-v", "--remove-orphans")
-        FIGURES["compose"] = " ".join(stack.compose)
+        version = subprocess.run(
+            [*stack.compose, "version"], capture_output=True, text=True, check=False
+        )
+        FIGURES["compose"] = version.stdout.splitlines()[0] if version.stdout else stack.compose
         if os.environ.get("HERALDBENCH_STACK_FIGURES"):
             with open(os.environ["HERALDBENCH_STACK_FIGURES"], "w") as out:
                 json.dump(FIGURES, out, indent=1)
