@@ -22,7 +22,8 @@ from tests.stack.compose import COMPOSE_FILE, ENV_EXAMPLE, REPO, free_port, read
 
 LOCAL_IMAGES_ENV = REPO / "docker" / "local-images.env"
 OFFICIAL_BASES = ("python:3.11-slim", "postgres:16")
-IMPLEMENTATIONS = (("docker", "compose"), ("docker-compose",), ("podman-compose",))
+#: Implementations that drive a Docker engine (the test reads containers with the docker CLI).
+IMPLEMENTATIONS = (("docker", "compose"), ("docker-compose",))
 #: The variable that names a compose implementation to use, e.g. "docker-compose".
 COMPOSE_ENV = "HERALDBENCH_COMPOSE"
 
