@@ -1,4 +1,5 @@
-"""Test options: ``slow`` tests run only with --runslow; ``gpu`` tests only where CUDA exists."""
+"""Test options: ``slow`` tests run only with --runslow; ``gpu`` tests only where CUDA exists;
+``stack`` tests (the compose stack in a container engine) only with --runstack."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", help="also run tests marked slow")
+    parser.addoption(
+        "--runstack", action="store_true", help="also run tests marked stack (a container engine)"
+    )
 
 
 def _cuda_available() -> bool:
@@ -23,6 +27,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if "slow" in item.keywords:
                 item.add_marker(skip_slow)
+    if not config.getoption("--runstack"):
+        skip_stack = pytest.mark.skip(reason="stack: builds images; run with --runstack")
+        for item in items:
+            if item.get_closest_marker("stack"):  # not keywords: tests/stack is one
+                item.add_marker(skip_stack)
     gpu_items = [item for item in items if "gpu" in item.keywords]
     if gpu_items and not _cuda_available():
         skip_gpu = pytest.mark.skip(reason="gpu: no CUDA device")

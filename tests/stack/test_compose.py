@@ -97,8 +97,19 @@ def test_compose_refuses_to_start_without_a_password() -> None:
         load(variables)
 
 
+#: Variables .env.example sets for compose itself rather than for the file.
+COMPOSE_OWN = {"COMPOSE_PROJECT_NAME"}
+
+
 def test_every_variable_the_file_reads_is_documented_in_env_example() -> None:
-    assert variables_used(load_raw()) == set(read_env_file(ENV_EXAMPLE))
+    assert variables_used(load_raw()) | COMPOSE_OWN == set(read_env_file(ENV_EXAMPLE))
+
+
+def test_the_project_is_named_in_env_example_not_in_the_file() -> None:
+    """docker-compose 1.29 refuses a top-level `name:`; both it and the v2 plugin read
+    COMPOSE_PROJECT_NAME from .env, so the volumes are heraldbench_* whatever the folder."""
+    assert "name" not in load_raw()
+    assert read_env_file(ENV_EXAMPLE)["COMPOSE_PROJECT_NAME"] == "heraldbench"
 
 
 def test_env_example_states_the_defaults_of_the_file() -> None:
@@ -227,7 +238,26 @@ def test_one_app_image_runs_the_api_the_scheduler_and_the_workers(services: dict
     assert len(builds) == 1 and len(images) == 1
     assert services["api"]["build"]["dockerfile"] == APP_DOCKERFILE
     gpu = services["dask-worker-gpu"]["build"]
-    assert gpu["dockerfile"] == APP_DOCKERFILE and gpu["args"] == {"TORCH_INDEX_URL": ""}
+    assert gpu["dockerfile"] == APP_DOCKERFILE and gpu["args"]["TORCH_INDEX_URL"] == ""
+    # The GPU image starts from the plain Python base, never the CPU app's (which may carry the
+    # CPU build of torch, which would satisfy the pin and leave the GPU worker without CUDA).
+    assert gpu["args"]["PYTHON_IMAGE"] == services["mlflow"]["build"]["args"]["PYTHON_IMAGE"]
+
+
+def test_the_defaults_pull_the_official_images_and_pytorchs_cpu_index() -> None:
+    services = load({"POSTGRES_PASSWORD": "s3cret"})["services"]
+    assert services["postgres"]["image"] == "postgres:16"
+    app, mlflow = services["api"]["build"]["args"], services["mlflow"]["build"]["args"]
+    assert app == {
+        "PYTHON_IMAGE": "python:3.11-slim",
+        "TORCH_INDEX_URL": "https://download.pytorch.org/whl/cpu",
+    }
+    assert mlflow == {"PYTHON_IMAGE": "python:3.11-slim"}
+    for dockerfile in (REPO / APP_DOCKERFILE, REPO / "docker" / "mlflow" / "Dockerfile"):
+        text = dockerfile.read_text()
+        assert re.search(
+            r"^ARG PYTHON_IMAGE=python:3\.11-slim\nFROM \$\{PYTHON_IMAGE\}$", text, re.MULTILINE
+        )
 
 
 def test_cpu_workers_scale_and_the_gpu_worker_is_an_optional_profile(services: dict) -> None:
@@ -264,5 +294,7 @@ def test_the_images_install_what_the_project_pins() -> None:
     assert _pin(mlflow_image, "mlflow") == _pin(dependencies, "mlflow")  # server = clients
     app_image = (REPO / APP_DOCKERFILE).read_text()
     assert f" {_pin(dependencies, 'torch')}\n" in app_image
-    assert re.search(r"^FROM python:3\.11-slim$", app_image, re.MULTILINE)
+    assert re.search(
+        r"^ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu$", app_image, re.MULTILINE
+    )
     assert project["requires-python"] == ">=3.11"
