@@ -1,7 +1,7 @@
 """Communication of the distributed trainer, on a measured profile (``heraldbench profile-cluster``).
 
 A named profile models a worker talking to a remote parameter server; a measured profile
-(:class:`Collectives`) models what :mod:`heraldbench.platform.dist` actually does each
+(:class:`Collectives`) models what :mod:`heraldbench.platform.distributed` actually does each
 iteration, with the costs ``profile-cluster`` fitted on the same collectives. Its assumptions:
 
 * **Rounds.** One ``all_to_all_single`` for the evict pushes (when the iteration evicts), one for

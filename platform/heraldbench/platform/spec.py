@@ -139,7 +139,7 @@ class CacheSpec(_Strict):
 
 
 class DistributedSpec(_Strict):
-    """How a ``backend: distributed`` training spans processes (heraldbench.platform.dist)."""
+    """How a ``backend: distributed`` training spans processes (heraldbench.platform.distributed)."""
 
     ps_ranks: int = Field(
         0, ge=0, le=64,

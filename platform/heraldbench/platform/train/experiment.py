@@ -81,7 +81,7 @@ def train_run(
     """
     settings = spec.train or TrainSpec()
     if settings.backend == "distributed":
-        from heraldbench.platform.dist import train_distributed
+        from heraldbench.platform.distributed import train_distributed
 
         index = [s for s, _ in scheduler_specs(spec)].index(sched_spec)
         outcome = train_distributed(spec, [index], progress=progress)[0]
@@ -193,7 +193,7 @@ def train_experiment(
 def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | None,
                            address: str | None) -> list[TrainRunResult]:  # fmt: skip
     """Every scheduler of ``spec`` in one launch of the ranks (one process group)."""
-    from heraldbench.platform.dist import train_distributed
+    from heraldbench.platform.distributed import train_distributed
 
     listed = scheduler_specs(spec)
     report = progress("all schedulers") if progress else None

@@ -19,8 +19,8 @@ import torch
 import torch.distributed as dist
 
 from heraldbench.platform.data import read_ahead
-from heraldbench.platform.dist._clock import PHASES
-from heraldbench.platform.dist._rank import RankRun, RankSetup
+from heraldbench.platform.distributed._clock import PHASES
+from heraldbench.platform.distributed._rank import RankRun, RankSetup
 from heraldbench.platform.train.executor import TALLY
 from heraldbench.platform.train.loop import TrainOutcome, outcome_counts
 
@@ -229,7 +229,7 @@ def _rank_report(run: RankRun, setup: RankSetup, phases: np.ndarray) -> dict[str
 
 
 def _outcome(run, scheduler, trace, flushed, samples, trained, evaluating, reports) -> TrainOutcome:
-    from heraldbench.platform.dist.measured import measured_summary
+    from heraldbench.platform.distributed.measured import measured_summary
 
     tallies = run.tally_table()
     iterations = len(tallies)

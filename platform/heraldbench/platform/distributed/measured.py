@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.dist._clock import PHASES
+from heraldbench.platform.distributed._clock import PHASES
 from heraldbench.platform.train.executor import TALLY
 
 __all__ = ["measured_summary"]
