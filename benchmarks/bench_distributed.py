@@ -106,7 +106,7 @@ def _rank_main(folder: str, rank_text: str) -> int:
 def _rounds(args: dict, world: int, rank: int, root: Path) -> dict:
     from heraldbench.platform.distributed._rank import RankSetup
     from heraldbench.platform.spec import parse_spec
-    from heraldbench.platform.train.experiment import training_split
+    from heraldbench.platform.train.split import training_split
     from heraldbench.platform.train.split import split_trace
 
     spec = parse_spec(_spec_document(args, world))
@@ -170,7 +170,7 @@ def _run(name: str, spec, setup, trace, held_out, args: dict) -> dict | None:
         out["iteration_s"] = out["train_s"] / max(1, out["iterations"])
     else:
         from heraldbench.platform.distributed._driver import _train_one
-        from heraldbench.platform.runner import scheduler_specs
+        from heraldbench.platform.spec import scheduler_specs
         from heraldbench.platform.schedulers import from_spec
 
         kind = "naive" if name == NAIVE_OFF else name

@@ -45,7 +45,7 @@ def check(ranks: int, samples: int, out: Path, dim: int = 16, repeat: int = 1) -
     from heraldbench.platform.distributed.profiling import options_for, profile_cluster
     from heraldbench.platform.spec import parse_spec
     from heraldbench.platform.timeprofile import save_time_profile
-    from heraldbench.platform.train import train_experiment
+    from heraldbench.platform.training import train_experiment
 
     bare = parse_spec(spec_for(ranks, samples, None, dim))
     began = time.perf_counter()

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.metrics import Counts, relative_to
-from heraldbench.platform.runner import BASELINE
+from heraldbench.platform.schedulers import BASELINE
 
 __all__ = [
     "SERIES_POINTS",

@@ -21,7 +21,7 @@ from heraldbench.pipelines.grid import Grid, expand
 from heraldbench.pipelines.tasks import RunRecord, RunTask, run_task
 from heraldbench.pipelines.tracking import SERIES_CAP, Target, tracking_uri
 from heraldbench.platform.metrics import Counts, relative_to
-from heraldbench.platform.runner import BASELINE
+from heraldbench.platform.schedulers import BASELINE
 
 __all__ = ["Submission", "run_experiment"]
 

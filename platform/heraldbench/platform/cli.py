@@ -145,7 +145,7 @@ def train(
     """
     from heraldbench.platform.distributed import torchrun_rank
     from heraldbench.platform.distributed.worker import leave_finished
-    from heraldbench.platform.train import train_experiment, training_table  # imports torch
+    from heraldbench.platform.training import train_experiment, training_table  # imports torch
 
     with _user_errors():
         parsed = load_spec(spec)
@@ -176,7 +176,7 @@ def train(
 def _train_other_rank(parsed) -> None:
     """A torchrun rank other than 0: train its share of every scheduler, print nothing."""
     from heraldbench.platform.distributed import train_distributed
-    from heraldbench.platform.runner import scheduler_specs
+    from heraldbench.platform.spec import scheduler_specs
 
     train_distributed(parsed, list(range(len(scheduler_specs(parsed)))))
 

@@ -12,7 +12,7 @@ from heraldbench.platform.data import TraceSource
 from heraldbench.platform.metrics import Counts, relative_to
 from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.schedulers import (
-    NaiveSpec,
+    BASELINE,
     RunPlan,
     Scheduler,
     SchedulerSpecBase,
@@ -23,19 +23,16 @@ from heraldbench.platform.sim import simulate
 from heraldbench.platform.timemodel import model_times
 from heraldbench.platform.timecheck import time_check
 from heraldbench.platform.timeprofile import spec_profiles
-from heraldbench.platform.spec import ExperimentSpec
+from heraldbench.platform.spec import ExperimentSpec, scheduler_specs
 
 __all__ = [
-    "BASELINE",
     "ExperimentResult",
+    "ProgressFactory",
     "RunResult",
     "fill_relative",
-    "scheduler_specs",
     "simulate_experiment",
     "simulate_run",
 ]
-
-BASELINE = "naive"
 
 #: Builds a per-run progress callback (samples done, samples total) from a run label.
 ProgressFactory = Callable[[str], Callable[[int, int], None]]
@@ -108,14 +105,6 @@ class ExperimentResult:
             },
             "runs": runs,
         } | ({"time_check": check} if check is not None else {})
-
-
-def scheduler_specs(spec: ExperimentSpec) -> list[tuple[SchedulerSpecBase, bool]]:
-    """The spec's schedulers, with naive prepended when the spec lacks the baseline."""
-    listed = [(s, False) for s in spec.schedulers]
-    if not any(s.kind == BASELINE for s in spec.schedulers):
-        listed.insert(0, (NaiveSpec(), True))
-    return listed
 
 
 def simulate_run(

@@ -37,7 +37,13 @@ from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
 from heraldbench.platform.documents import check_document, read_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.paths import NamesFile
-from heraldbench.platform.schedulers import SchedulerSpecBase, registered, validate_spec
+from heraldbench.platform.schedulers import (
+    BASELINE,
+    NaiveSpec,
+    SchedulerSpecBase,
+    registered,
+    validate_spec,
+)
 from heraldbench.platform.tuning import TuningSpec, check_tuning
 from heraldbench.platform.units import BYTES_PER_VALUE, MAX_BYTES, parse_bytes
 
@@ -52,6 +58,7 @@ __all__ = [
     "format_validation_error",
     "load_spec",
     "parse_spec",
+    "scheduler_specs",
     "spec_with",
 ]
 
@@ -296,6 +303,15 @@ def spec_with(base: ExperimentSpec, changes: dict[str, Any]) -> ExperimentSpec:
         except ValidationError as exc:
             raise SpecError("invalid experiment spec:\n" + format_validation_error(exc)) from exc
     return base.model_copy(update=updates)
+
+
+def scheduler_specs(spec: ExperimentSpec) -> list[tuple[SchedulerSpecBase, bool]]:
+    """The spec's schedulers, with naive prepended when the spec lacks the baseline (True marks
+    the one added)."""
+    listed = [(s, False) for s in spec.schedulers]
+    if not any(s.kind == BASELINE for s in spec.schedulers):
+        listed.insert(0, (NaiveSpec(), True))
+    return listed
 
 
 def load_spec(path: str | Path) -> ExperimentSpec:

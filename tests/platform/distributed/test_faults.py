@@ -16,7 +16,7 @@ import pytest
 
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
+from heraldbench.platform.training import train_experiment
 from tests.platform.distributed._specs import train_spec
 
 TIMEOUT_S = 20.0

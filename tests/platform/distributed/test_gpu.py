@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
+from heraldbench.platform.training import train_experiment
 from tests.platform.distributed._specs import train_spec
 
 

@@ -14,7 +14,7 @@ from distributed import LocalCluster
 from heraldbench.platform.distributed.launch import free_port
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
+from heraldbench.platform.training import train_experiment
 from tests.platform.distributed._specs import train_spec
 
 

@@ -15,7 +15,7 @@ from heraldbench.platform.exceptions import InvariantViolation, SpecError
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import decisions, simulate
 from heraldbench.platform.train import EmulatedCluster, executor, init_embedding_table
-from heraldbench.platform.train._rows import RowStore
+from heraldbench.platform.train.rows import RowStore
 from heraldbench.platform.train.loop import _Run
 from tests.platform.train._tiny import (
     BATCH,

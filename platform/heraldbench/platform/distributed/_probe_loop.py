@@ -171,7 +171,7 @@ class _ComputeStep:
 
     def run(self) -> float:
         """One iteration's compute; returns the seconds spent in its all-reduce."""
-        from heraldbench.platform.train._rows import reduce_rows
+        from heraldbench.platform.train.rows import reduce_rows
 
         unique, inverse = np.unique(self.ids, return_inverse=True)
         keys = torch.from_numpy(unique)

@@ -25,8 +25,8 @@ from heraldbench.platform.distributed._clock import PHASES, RankClock, split_wai
 from heraldbench.platform.distributed._exchange import Exchange
 from heraldbench.platform.distributed._shard import PSLayout, PSShard
 from heraldbench.platform.distributed._steps import RowMover
-from heraldbench.platform.train._rows import reduce_rows
-from heraldbench.platform.train.executor import TALLY, tally_of
+from heraldbench.platform.train.rows import reduce_rows
+from heraldbench.platform.counters import TALLY, tally_of
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config

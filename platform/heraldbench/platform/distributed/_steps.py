@@ -28,7 +28,7 @@ from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Send,
 from heraldbench.platform.distributed._caches import HotReplica, RowSlots
 from heraldbench.platform.distributed._exchange import Exchange
 from heraldbench.platform.distributed._shard import PSShard
-from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
+from heraldbench.platform.train.parked import ParkedCopies, apply_handed, handed_keys
 
 __all__ = ["RowMover"]
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.distributed._clock import PHASES
-from heraldbench.platform.train.executor import TALLY
+from heraldbench.platform.counters import TALLY
 
 __all__ = ["measured_summary"]
 

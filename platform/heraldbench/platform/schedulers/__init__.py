@@ -30,7 +30,7 @@ from heraldbench.platform.schedulers._herald_partition_only import (
     HeraldPartitionOnlySpec,
 )
 from heraldbench.platform.schedulers._herald_sync_only import HeraldSyncOnly, HeraldSyncOnlySpec
-from heraldbench.platform.schedulers._naive import Naive, NaiveSpec
+from heraldbench.platform.schedulers._naive import BASELINE, Naive, NaiveSpec
 from heraldbench.platform.schedulers._plugins import (
     ENTRY_POINT_GROUP,
     discover_plugins,
@@ -38,6 +38,7 @@ from heraldbench.platform.schedulers._plugins import (
 )
 
 __all__ = [
+    "BASELINE",
     "ENTRY_POINT_GROUP",
     "HET",
     "BagPipe",

@@ -30,7 +30,8 @@ from heraldbench.platform.schedulers import Scheduler, SyncRule
 from heraldbench.platform.sim import IterationDecisions, decisions
 from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train._replicated_cache import ReplicatedCluster
-from heraldbench.platform.train.executor import TALLY, EmulatedCluster
+from heraldbench.platform.counters import TALLY
+from heraldbench.platform.train.executor import EmulatedCluster
 from heraldbench.platform.train.metrics import Evaluation, score
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device

@@ -1,5 +1,10 @@
 """Train every scheduler of a spec on the same split, side by side (``heraldbench train``).
 
+Beside :mod:`~heraldbench.platform.runner` (its simulating twin), above both trainers: a spec's
+``train.backend`` picks the emulated trainer (:mod:`~heraldbench.platform.train`) or the
+distributed one (:mod:`~heraldbench.platform.distributed`), and each run's figures are filled in
+against naive's as the runner fills a simulation's.
+
 Each run reports the simulator's counters (counted from the rows the executor moved), the
 held-out AUC, log loss and accuracy, their difference from naive's, and the training throughput.
 """
@@ -14,22 +19,15 @@ from typing import Any
 from rich.table import Table
 
 from heraldbench.platform.data import SampleChunk, TraceSource
-from heraldbench.platform.runner import (
-    BASELINE,
-    ExperimentResult,
-    ProgressFactory,
-    RunResult,
-    fill_relative,
-    scheduler_specs,
-)
-from heraldbench.platform.schedulers import SchedulerSpecBase, from_spec
-from heraldbench.platform.spec import ExperimentSpec, TrainSpec
+from heraldbench.platform.runner import ExperimentResult, ProgressFactory, RunResult, fill_relative
+from heraldbench.platform.schedulers import BASELINE, SchedulerSpecBase, from_spec
+from heraldbench.platform.spec import ExperimentSpec, TrainSpec, scheduler_specs
 from heraldbench.platform.train.loop import TrainOutcome, train_scheduler
 from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.runtime import configure_threads
-from heraldbench.platform.train.split import split_trace
+from heraldbench.platform.train.split import training_split
 
-__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_split", "training_table"]
+__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_table"]
 
 METRICS = ("auc", "logloss", "accuracy")
 
@@ -137,18 +135,6 @@ def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_sa
         measured=outcome.info.get("measured", {}),
         outcome=outcome,
     )
-
-
-def training_split(spec: ExperimentSpec, trace: TraceSource, *, read_held_out: bool = True
-                   ) -> tuple[TraceSource, SampleChunk | None]:  # fmt: skip
-    """The spec's (training trace, held-out samples): ``eval_fraction`` held out, and the
-    training part cut to ``max_iterations`` global batches when set (held-out samples None
-    without ``read_held_out``: see :func:`split_trace`)."""
-    settings = spec.train or TrainSpec()
-    limit = None
-    if settings.max_iterations is not None:
-        limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
-    return split_trace(trace, settings.eval_fraction, limit, read_held_out=read_held_out)
 
 
 def fill_metric_deltas(runs: list[TrainRunResult]) -> None:

@@ -4,6 +4,9 @@ the device, and the bulk moves between them.
 Two implementations of each move, same arithmetic: torch index kernels when the caches are on a
 GPU, and one numba pass each when they are host memory too (device ``cpu``), where a chain of
 gathers, adds and scatters would cost several passes and the model's threads.
+
+Public: the distributed trainer (:mod:`heraldbench.platform.distributed`) sums its rows'
+gradients with :func:`reduce_rows` as the emulated one does.
 """
 
 from __future__ import annotations
