@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload.check import (
+from heraldbench.platform.workload_check import (
     Shape,
     compare_traces,
     parse_shape,
