@@ -106,8 +106,7 @@ def _rank_main(folder: str, rank_text: str) -> int:
 def _rounds(args: dict, world: int, rank: int, root: Path) -> dict:
     from heraldbench.platform.distributed._rank import RankSetup
     from heraldbench.platform.spec import parse_spec
-    from heraldbench.platform.train.split import training_split
-    from heraldbench.platform.train.split import split_trace
+    from heraldbench.platform.train.split import split_trace, training_split
 
     spec = parse_spec(_spec_document(args, world))
     trace, held_out = training_split(spec, spec.dataset.open())
@@ -170,8 +169,8 @@ def _run(name: str, spec, setup, trace, held_out, args: dict) -> dict | None:
         out["iteration_s"] = out["train_s"] / max(1, out["iterations"])
     else:
         from heraldbench.platform.distributed._driver import _train_one
-        from heraldbench.platform.spec import scheduler_specs
         from heraldbench.platform.schedulers import from_spec
+        from heraldbench.platform.spec import scheduler_specs
 
         kind = "naive" if name == NAIVE_OFF else name
         sched_spec = next(s for s, _ in scheduler_specs(spec) if s.kind == kind)

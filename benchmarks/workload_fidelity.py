@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from heraldbench.platform.data.workload.fit import fit_profile, read_trace
 from heraldbench.platform.workload_check import (
     DEFAULT_SHAPES,
     TRAFFIC_TOLERANCE,
@@ -30,7 +31,6 @@ from heraldbench.platform.workload_check import (
     parse_shape,
 )
 from heraldbench.platform.workload_check_report import check_markdown, write_check_report
-from heraldbench.platform.data.workload.fit import fit_profile, read_trace
 
 
 def _reader(kind: str, path: Path):

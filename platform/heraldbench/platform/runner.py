@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.metrics import Counts, relative_to
-from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.schedulers import (
     BASELINE,
     RunPlan,
@@ -20,10 +20,10 @@ from heraldbench.platform.schedulers import (
     from_spec,
 )
 from heraldbench.platform.sim import simulate
-from heraldbench.platform.timemodel import model_times
-from heraldbench.platform.timecheck import time_check
-from heraldbench.platform.timeprofile import spec_profiles
 from heraldbench.platform.spec import ExperimentSpec, scheduler_specs
+from heraldbench.platform.timecheck import time_check
+from heraldbench.platform.timemodel import model_times
+from heraldbench.platform.timeprofile import spec_profiles
 
 __all__ = [
     "ExperimentResult",

@@ -146,7 +146,8 @@ class CacheSpec(_Strict):
 
 
 class DistributedSpec(_Strict):
-    """How a ``backend: distributed`` training spans processes (heraldbench.platform.distributed)."""
+    """How a ``backend: distributed`` training spans processes
+    (:mod:`heraldbench.platform.distributed`)."""
 
     ps_ranks: int = Field(
         0, ge=0, le=64,

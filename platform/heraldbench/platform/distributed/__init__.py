@@ -12,7 +12,11 @@ from collections.abc import Callable
 
 from heraldbench.platform.distributed._driver import RankJob, run_rank
 from heraldbench.platform.distributed.dask_launch import choose_workers, launch_on_dask
-from heraldbench.platform.distributed.launch import launch_local, run_from_environment, torchrun_rank
+from heraldbench.platform.distributed.launch import (
+    launch_local,
+    run_from_environment,
+    torchrun_rank,
+)
 from heraldbench.platform.distributed.measured import measured_summary
 from heraldbench.platform.exceptions import SpecError
 

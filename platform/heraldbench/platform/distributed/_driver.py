@@ -18,10 +18,10 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from heraldbench.platform.counters import TALLY
 from heraldbench.platform.data import read_ahead
 from heraldbench.platform.distributed._clock import PHASES
 from heraldbench.platform.distributed._rank import RankRun, RankSetup
-from heraldbench.platform.counters import TALLY
 from heraldbench.platform.train.loop import TrainOutcome, outcome_counts
 
 __all__ = ["RankJob", "run_rank"]
@@ -105,8 +105,8 @@ def run_rank(job: RankJob, rank: int, progress: Progress | None = None) -> list[
 
 
 def _train_all(spec, job: RankJob, setup: RankSetup, progress: Progress | None):
-    from heraldbench.platform.spec import scheduler_specs
     from heraldbench.platform.schedulers import from_spec
+    from heraldbench.platform.spec import scheduler_specs
     from heraldbench.platform.train.split import training_split
 
     # Only rank 0 scores the model: the others skip reading the held-out tail.

@@ -9,7 +9,8 @@ took 0.46–0.52 ms back to back and 0.65–2.0 ms after 0.5–5 ms of work on e
 model's round latency, all-reduce latency and compute per sample therefore come from this loop
 (:func:`heraldbench.platform.distributed.profiling.profile_document`).
 
-Each iteration follows the trainer's order (:meth:`~heraldbench.platform.distributed._rank.RankRun.step`):
+Each iteration follows the trainer's order
+(:meth:`~heraldbench.platform.distributed._rank.RankRun.step`):
 a pull round (values from their owners into this worker's copies), the compute (rows gathered,
 forward, backward), one all-reduce of the dense gradients and the loss, the dense and embedding
 updates, and a push round (deltas to their owners, added to the shard). Every rank pulls and

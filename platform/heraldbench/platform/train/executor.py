@@ -36,8 +36,8 @@ from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read,
 from heraldbench.platform.counters import TALLY, Tally, tally_of
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
 from heraldbench.platform.train._kernels import add_at, gather_inverse, scatter_add_rows
-from heraldbench.platform.train.parked import ParkedCopies, apply_handed, handed_keys
 from heraldbench.platform.train._replicated import ReplicatedTable
+from heraldbench.platform.train.parked import ParkedCopies, apply_handed, handed_keys
 from heraldbench.platform.train.rows import RowStore, index_tensor
 
 __all__ = ["EmulatedCluster"]
