@@ -29,9 +29,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from heraldbench.platform._fields import field_annotation as _field_annotation
-from heraldbench.platform._fields import members as _members
-from heraldbench.platform._fields import nested_model as _nested_model
+from heraldbench.platform.model_fields import field_annotation as _field_annotation
+from heraldbench.platform.model_fields import members as _members
+from heraldbench.platform.model_fields import nested_model as _nested_model
 from heraldbench.platform.documents import check_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import BASELINE, registered

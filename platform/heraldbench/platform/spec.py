@@ -27,7 +27,7 @@ from pydantic import (
 )
 from pydantic_core import core_schema
 
-from heraldbench.platform._fields import coerced_booleans
+from heraldbench.platform.model_fields import coerced_booleans
 from heraldbench.platform.data.avazu import AvazuCSVSpec
 from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec

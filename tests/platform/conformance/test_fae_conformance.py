@@ -20,7 +20,7 @@ from heraldbench.platform.conformance._fae_bagpipe_fixtures import (
 )
 from heraldbench.platform.conformance._checkout import trace_ids
 from heraldbench.platform.conformance._report import ConformanceError
-from heraldbench.platform.schedulers._fae_profile import released_access_counts
+from heraldbench.platform.schedulers.fae_profile import released_access_counts
 from heraldbench.platform.spec import parse_spec
 
 FIXTURES = Path(__file__).parent / "fixtures"

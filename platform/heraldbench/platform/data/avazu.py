@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
-from heraldbench.platform.data._reading import ReadingPlan
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,

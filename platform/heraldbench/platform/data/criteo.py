@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from heraldbench.platform.data._reading import ReadingPlan
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,

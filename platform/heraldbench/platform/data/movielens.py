@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import field_validator
 
-from heraldbench.platform.data._reading import ReadingPlan
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,
