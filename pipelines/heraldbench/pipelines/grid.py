@@ -29,11 +29,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from heraldbench.platform.documents import check_document
+from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.model_fields import field_annotation as _field_annotation
 from heraldbench.platform.model_fields import members as _members
 from heraldbench.platform.model_fields import nested_model as _nested_model
-from heraldbench.platform.documents import check_document
-from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.schedulers import BASELINE, registered
 from heraldbench.platform.spec import ExperimentSpec, parse_spec, scheduler_specs, spec_with
 

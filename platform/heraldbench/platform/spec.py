@@ -27,7 +27,6 @@ from pydantic import (
 )
 from pydantic_core import core_schema
 
-from heraldbench.platform.model_fields import coerced_booleans
 from heraldbench.platform.data.avazu import AvazuCSVSpec
 from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec
@@ -36,6 +35,7 @@ from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
 from heraldbench.platform.documents import check_document, read_document
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.model_fields import coerced_booleans
 from heraldbench.platform.paths import NamesFile
 from heraldbench.platform.schedulers import (
     BASELINE,

@@ -19,7 +19,7 @@ from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.data import spill as spill_module
 from heraldbench.platform.data.workload import ProfileTrace
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.schedulers import CacheView, FAESpec, _fae, fae_profile, create
+from heraldbench.platform.schedulers import CacheView, FAESpec, _fae, create, fae_profile
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.sim import SimResult, simulate
 from tests.platform.data.streamed import StreamedIdsTrace, StreamedTrace

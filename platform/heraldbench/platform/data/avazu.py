@@ -15,7 +15,6 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
-from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,
@@ -27,6 +26,7 @@ from heraldbench.platform.data._vocab import (
     encode_column,
     first_line,
 )
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.exceptions import TraceFormatError
 
 __all__ = ["AvazuCSVSpec"]
