@@ -30,6 +30,7 @@ __all__ = [
     "ProgressFactory",
     "RunResult",
     "fill_relative",
+    "run_fields",
     "simulate_experiment",
     "simulate_run",
 ]
@@ -137,18 +138,27 @@ def simulate_run(
     )
     bound = _bound(trace, scheduler, result, cache_rows) if with_bound else None
     return RunResult(
-        scheduler=sched_spec.kind,
-        params=sched_spec.knobs(),
-        counts=result.counts,
-        iterations=result.iterations,
-        samples_dropped=result.samples_dropped,
+        **run_fields(sched_spec, result, baseline_added),
         wall_seconds=result.wall_seconds,
-        series=result.series,
-        baseline_added=baseline_added,
         bound=bound,
-        label=sched_spec.label(),
         schedule=_schedule_info(trace.describe(), result.info.get("trace")),
     )
+
+
+def run_fields(sched_spec: SchedulerSpecBase, outcome: Any, baseline_added: bool
+               ) -> dict[str, Any]:  # fmt: skip
+    """What every run's result takes from its scheduler's spec and from what its executor
+    reports (a simulation's ``SimResult`` or a training's ``TrainOutcome``)."""
+    return {
+        "scheduler": sched_spec.kind,
+        "params": sched_spec.knobs(),
+        "label": sched_spec.label(),
+        "counts": outcome.counts,
+        "iterations": outcome.iterations,
+        "samples_dropped": outcome.samples_dropped,
+        "series": outcome.series,
+        "baseline_added": baseline_added,
+    }
 
 
 def _schedule_info(given: dict[str, Any], replayed: Any) -> dict[str, Any] | None:

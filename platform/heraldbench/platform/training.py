@@ -19,7 +19,13 @@ from typing import Any
 from rich.table import Table
 
 from heraldbench.platform.data import SampleChunk, TraceSource
-from heraldbench.platform.runner import ExperimentResult, ProgressFactory, RunResult, fill_relative
+from heraldbench.platform.runner import (
+    ExperimentResult,
+    ProgressFactory,
+    RunResult,
+    fill_relative,
+    run_fields,
+)
 from heraldbench.platform.schedulers import BASELINE, SchedulerSpecBase, from_spec
 from heraldbench.platform.spec import ExperimentSpec, TrainSpec, scheduler_specs
 from heraldbench.platform.train.loop import TrainOutcome, train_scheduler
@@ -84,7 +90,9 @@ def train_run(
         index = [s for s, _ in scheduler_specs(spec)].index(sched_spec)
         outcome = train_distributed(spec, [index], progress=progress)[0]
         return run_result(sched_spec, outcome, outcome.info["held_out_samples"], baseline_added)
-    train_trace, held_out = split if split is not None else training_split(spec, spec.dataset.open())
+    if split is None:
+        split = training_split(spec, spec.dataset.open())
+    train_trace, held_out = split
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
     scheduler = from_spec(
         sched_spec, workers=spec.cluster.workers, batch_size=spec.cluster.batch_size, seed=spec.seed
@@ -110,15 +118,8 @@ def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_sa
     info = {k: v for k, v in outcome.info.items() if k not in ("measured", "held_out_samples")}
     # info["trace"]: the training trace a distributed run's ranks split (train_experiment)
     return TrainRunResult(
-        scheduler=sched_spec.kind,
-        params=sched_spec.knobs(),
-        counts=outcome.counts,
-        iterations=outcome.iterations,
-        samples_dropped=outcome.samples_dropped,
+        **run_fields(sched_spec, outcome, baseline_added),
         wall_seconds=outcome.timing["train"],
-        series=outcome.series,
-        baseline_added=baseline_added,
-        label=sched_spec.label(),
         metrics=outcome.final.metrics(),
         samples_per_second=outcome.samples_per_second,
         evaluations=[e.as_dict() for e in outcome.evaluations],
