@@ -12,7 +12,7 @@ cores // W, at least 1) and, inside those same processes:
   rank pulls the distinct rows its samples read from their owners in the sharded PS (row k on
   rank k mod W, as the trainer's PS), trains, all-reduces the dense gradients, and pushes its
   rows' SGD deltas back: no cache;
-* **each scheduler**: the distributed trainer (:mod:`heraldbench.platform.dist`, one
+* **each scheduler**: the distributed trainer (:mod:`heraldbench.platform.distributed`, one
   ``_train_one`` per scheduler, exactly what ``heraldbench train`` runs on each rank), on the same
   materialised trace (generation is in neither figure), the same DLRM preset and seed, the same
   global batches (W × ``--batch-size``), the same threads;
@@ -87,7 +87,7 @@ def _rank_main(folder: str, rank_text: str) -> int:
     dist.init_process_group("gloo", init_method=f"tcp://{job['master']}", rank=rank,
                             world_size=world, timeout=datetime.timedelta(seconds=600))  # fmt: skip
     try:
-        from heraldbench.platform.dist import _driver
+        from heraldbench.platform.distributed import _driver
         from heraldbench.platform.train.runtime import configure_threads
 
         configure_threads(threads=job["threads"], reserve=1)  # as dist._driver.run_rank
@@ -104,10 +104,9 @@ def _rank_main(folder: str, rank_text: str) -> int:
 
 
 def _rounds(args: dict, world: int, rank: int, root: Path) -> dict:
-    from heraldbench.platform.dist._rank import RankSetup
+    from heraldbench.platform.distributed._rank import RankSetup
     from heraldbench.platform.spec import parse_spec
-    from heraldbench.platform.train.experiment import training_split
-    from heraldbench.platform.train.split import split_trace
+    from heraldbench.platform.train.split import split_trace, training_split
 
     spec = parse_spec(_spec_document(args, world))
     trace, held_out = training_split(spec, spec.dataset.open())
@@ -169,9 +168,9 @@ def _run(name: str, spec, setup, trace, held_out, args: dict) -> dict | None:
         series = out.pop("series")
         out["iteration_s"] = out["train_s"] / max(1, out["iterations"])
     else:
-        from heraldbench.platform.dist._driver import _train_one
-        from heraldbench.platform.runner import scheduler_specs
+        from heraldbench.platform.distributed._driver import _train_one
         from heraldbench.platform.schedulers import from_spec
+        from heraldbench.platform.spec import scheduler_specs
 
         kind = "naive" if name == NAIVE_OFF else name
         sched_spec = next(s for s, _ in scheduler_specs(spec) if s.kind == kind)
@@ -217,7 +216,7 @@ def _run(name: str, spec, setup, trace, held_out, args: dict) -> dict | None:
 
 
 def _launch(args: argparse.Namespace, world: int) -> dict:
-    from heraldbench.platform.dist.launch import _die_with_parent, free_port, stop
+    from heraldbench.platform.distributed.launch import _die_with_parent, free_port, stop
 
     threads = max(1, (os.cpu_count() or 1) // world)  # as dist.launch.launch_local
     job = {"args": vars(args), "world": world, "master": f"127.0.0.1:{free_port()}",

@@ -4,7 +4,7 @@ side (issue 17, item 7).
 Run: ``python benchmarks/bench_gpu.py`` on a machine with CUDA, or e.g.
 ``python benchmarks/bench_gpu.py --samples 200000 --repeat 3 --json out.json``.
 
-Both backends go through :func:`heraldbench.platform.train.train_experiment`, exactly what
+Both backends go through :func:`heraldbench.platform.training.train_experiment`, exactly what
 ``heraldbench train`` runs, on one spec: a synthetic-criteo trace, the reference DLRM, dim 16,
 ``--batch-size`` samples per worker and as many workers as GPUs (``--workers`` to set them; the
 distributed backend needs a GPU per rank, the emulated one runs every worker on the first GPU).
@@ -42,7 +42,7 @@ def _spec(args, backend: str) -> dict:
 
 def _train(args, backend: str) -> dict[str, dict]:
     from heraldbench.platform.spec import parse_spec
-    from heraldbench.platform.train import train_experiment
+    from heraldbench.platform.training import train_experiment
 
     start = time.perf_counter()
     result = train_experiment(parse_spec(_spec(args, backend)))

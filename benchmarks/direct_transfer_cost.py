@@ -19,7 +19,7 @@ import time
 import numpy as np
 import yaml
 
-from heraldbench.platform.contract import Read, Send
+from heraldbench.platform.counters import Tally, tally_of
 from heraldbench.platform.schedulers import create, from_spec
 from heraldbench.platform.sim import decisions, simulate
 from heraldbench.platform.spec import parse_spec
@@ -37,9 +37,10 @@ def measure(document: dict, consistency: str) -> dict[str, float]:
     start = time.perf_counter()
     for dec in decisions(trace, scheduler, cache_rows=rows, policy=spec.cache.policy,
                          consistency=consistency):  # fmt: skip
-        pulls += int(np.count_nonzero(dec.touched_kind != Read.HIT)) + dec.prefetch_ids.size
-        pushes += int(np.count_nonzero((dec.sent_how == Send.EVICT) | (dec.sent_how == Send.UPDATE)))
-        direct += int(np.count_nonzero(dec.sent_how == Send.DIRECT))
+        tally = tally_of(dec, spec.cluster.workers)
+        pulls += int(tally[Tally.MISS_PULL] + tally[Tally.UPDATE_PULL])
+        pushes += int(tally[Tally.EVICT_PUSH] + tally[Tally.UPDATE_PUSH])
+        direct += int(tally[Tally.DIRECT])
         handed += int(np.count_nonzero(dec.handed_carry))
     naive = simulate(trace, create("naive", **cluster), cache_rows=rows,
                      policy=spec.cache.policy, consistency=consistency).counts  # fmt: skip

@@ -42,10 +42,10 @@ def spec_for(ranks: int, samples: int, profile: Path | None, dim: int = 16) -> d
 
 
 def check(ranks: int, samples: int, out: Path, dim: int = 16, repeat: int = 1) -> dict:
-    from heraldbench.platform.dist.profiling import options_for, profile_cluster
+    from heraldbench.platform.distributed.profiling import options_for, profile_cluster
     from heraldbench.platform.spec import parse_spec
     from heraldbench.platform.timeprofile import save_time_profile
-    from heraldbench.platform.train import train_experiment
+    from heraldbench.platform.training import train_experiment
 
     bare = parse_spec(spec_for(ranks, samples, None, dim))
     began = time.perf_counter()

@@ -32,9 +32,9 @@ import numpy as np
 from workload_fidelity import real_traces  # a sibling script
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload.check import Shape
 from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_profile, read_trace
 from heraldbench.platform.data.workload.trace import ProfileTrace
+from heraldbench.platform.workload_check import Shape
 
 
 def co_repeats(s: st.Structure) -> tuple[int, float]:

@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from heraldbench.platform.data.workload.check import (
+from heraldbench.platform.data.workload.fit import fit_profile, read_trace
+from heraldbench.platform.workload_check import (
     DEFAULT_SHAPES,
     TRAFFIC_TOLERANCE,
     CheckResult,
@@ -29,8 +30,7 @@ from heraldbench.platform.data.workload.check import (
     compare_traces,
     parse_shape,
 )
-from heraldbench.platform.data.workload.check_report import check_markdown, write_check_report
-from heraldbench.platform.data.workload.fit import fit_profile, read_trace
+from heraldbench.platform.workload_check_report import check_markdown, write_check_report
 
 
 def _reader(kind: str, path: Path):

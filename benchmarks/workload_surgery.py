@@ -31,15 +31,15 @@ from pathlib import Path
 import numpy as np
 
 from heraldbench.platform.data.workload import _structure as st
-from heraldbench.platform.data.workload.check import (
+from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_profile, read_trace
+from heraldbench.platform.data.workload.surgery import real_head_combinations, surgeries
+from heraldbench.platform.data.workload.trace import ProfileTrace
+from heraldbench.platform.workload_check import (
     Shape,
     compare_traces,
     parse_shape,
     round_trip_spec,
 )
-from heraldbench.platform.data.workload.fit import HEAD_MIN, ROOT_LEVELS, fit_profile, read_trace
-from heraldbench.platform.data.workload.surgery import real_head_combinations, surgeries
-from heraldbench.platform.data.workload.trace import ProfileTrace
 
 sys.path.insert(0, str(Path(__file__).parent))
 from workload_fidelity import real_traces  # a sibling script

@@ -1,7 +1,10 @@
-"""The namespace layout (docs/architecture.md): the stdlib ``platform`` is never shadowed."""
+"""The layout (docs/architecture.md): the stdlib ``platform`` is never shadowed, and the
+engine's layers import only what they may (read from the source with ``ast``, function-level
+imports included)."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import platform
 import subprocess
@@ -44,3 +47,93 @@ def test_no_init_file_shadows_the_namespace() -> None:
         assert not (ROOT / portion / "__init__.py").exists()
         assert not (ROOT / portion / "heraldbench" / "__init__.py").exists()
     assert "heraldbench" not in sys.stdlib_module_names
+
+
+# --- the layers' imports -----------------------------------------------------------------------
+
+ENGINE = "heraldbench.platform"
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the three portions, by dotted name (a package by its own name)."""
+    found = {}
+    for portion in PORTIONS:
+        base = ROOT / portion
+        for path in (base / "heraldbench").rglob("*.py"):
+            parts = path.relative_to(base).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _imports(name: str) -> set[str]:
+    """The heraldbench modules ``name`` imports anywhere in its file (``from a import b`` names
+    ``a.b`` where that is a module)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in MODULES)
+    return {m for m in found if m.startswith("heraldbench.")}
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def _imported_from(importers: str, imported: tuple[str, ...]) -> list[str]:
+    """``importer -> module`` for every module under ``importers`` importing one under any of
+    ``imported``."""
+    return sorted(
+        f"{name} -> {target}"
+        for name in MODULES if _within(name, importers)
+        for target in _imports(name) if any(_within(target, other) for other in imported)
+    )  # fmt: skip
+
+
+def test_the_layout_walk_sees_the_imports_it_checks() -> None:
+    """The walk itself: a known top-level and a known function-level import are seen."""
+    assert f"{ENGINE}.contract" in _imports(f"{ENGINE}.counters")
+    assert f"{ENGINE}.distributed" in _imports(f"{ENGINE}.training")  # inside functions
+
+
+def test_no_import_cycle_between_the_trainers() -> None:
+    """distributed/ builds on train/'s public modules; train/ never imports distributed/."""
+    assert _imported_from(f"{ENGINE}.train", (f"{ENGINE}.distributed",)) == []
+    assert _imported_from(f"{ENGINE}.distributed", (f"{ENGINE}.train",))  # the one direction
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    """A module ``a.b._c`` is imported only from inside ``a.b``."""
+    wrong = []
+    for name in MODULES:
+        for target in _imports(name):
+            parts = target.split(".")
+            private = next((i for i, p in enumerate(parts) if p.startswith("_")
+                            and not p.startswith("__")), None)  # fmt: skip
+            if private is not None and not _within(name, ".".join(parts[:private])):
+                wrong.append(f"{name} -> {target}")
+    assert wrong == []
+
+
+def test_the_data_layer_imports_nothing_above_it() -> None:
+    above = ("sim", "schedulers", "train", "distributed", "runner", "training", "spec", "contract")
+    assert _imported_from(f"{ENGINE}.data", tuple(f"{ENGINE}.{m}" for m in above)) == []
+
+
+def test_executors_import_no_results_layer() -> None:
+    """The trainers and the simulator take a scheduler and a trace; the runner and the
+    training driver above them assemble results."""
+    results = tuple(f"{ENGINE}.{m}" for m in ("runner", "training", "report", "comparison"))
+    for executor in ("sim", "train", "distributed"):
+        assert _imported_from(f"{ENGINE}.{executor}", results) == []

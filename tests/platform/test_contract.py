@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from heraldbench.platform.contract import OracleWindow, PhaseSwitch, Read, RunPlan, Send, Series
+from heraldbench.platform.counters import TALLY
 from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.sim import SERIES, _kernels, _sync
-from heraldbench.platform.train import TALLY
 
 
 def _trace() -> InMemoryTrace:

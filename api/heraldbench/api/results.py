@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.metrics import Counts, relative_to
-from heraldbench.platform.runner import BASELINE
+from heraldbench.pipelines.relative import Group, baselines, group_of, relative_or_none
+from heraldbench.platform.metrics import Counts
 
 __all__ = [
     "SERIES_POINTS",
@@ -28,7 +28,6 @@ __all__ = [
 
 #: Points per series at most in API responses (docs/api.md).
 SERIES_POINTS = 500
-_NO_RELATIVE = {"pull": None, "push": None, "overall": None}
 
 
 def json_safe(value: Any) -> Any:
@@ -112,17 +111,14 @@ def relative_figures(runs: Iterable[Any]) -> dict[int, dict[str, float | None]]:
     ``runs`` are rows with ``id``, ``action``, ``point_index``, ``seed``, ``scheduler``,
     ``status`` and ``result``; runs without counts, or without a finished baseline, get None.
     """
-    runs = list(runs)
-    baselines = {}
-    for run in runs:
-        counts = _counts(run)
-        if run.scheduler == BASELINE and counts is not None:
-            baselines[(run.action, run.point_index, run.seed)] = counts
-    figures = {}
-    for run in runs:
-        counts, base = _counts(run), baselines.get((run.action, run.point_index, run.seed))
-        figures[run.id] = relative_to(counts, base) if counts and base else dict(_NO_RELATIVE)
-    return figures
+    counted = [(run, _counts(run)) for run in runs]
+    naive = baselines((_group(run), run.scheduler, counts) for run, counts in counted
+                      if counts is not None)  # fmt: skip
+    return {run.id: relative_or_none(counts, naive.get(_group(run))) for run, counts in counted}
+
+
+def _group(run: Any) -> Group:
+    return group_of(run.point_index, run.seed, run.action)
 
 
 def _counts(run: Any) -> Counts | None:

@@ -18,10 +18,10 @@ from typing import Any
 from heraldbench.pipelines import submission_log as log
 from heraldbench.pipelines.cluster import gpu_workers
 from heraldbench.pipelines.grid import Grid, expand
+from heraldbench.pipelines.relative import Group, baselines, group_of, relative_or_none
 from heraldbench.pipelines.tasks import RunRecord, RunTask, run_task
 from heraldbench.pipelines.tracking import SERIES_CAP, Target, tracking_uri
-from heraldbench.platform.metrics import Counts, relative_to
-from heraldbench.platform.runner import BASELINE
+from heraldbench.platform.metrics import Counts
 
 __all__ = ["Submission", "run_experiment"]
 
@@ -180,15 +180,12 @@ def _gather(client: Any, tasks: list[RunTask], target, on_done: OnDone | None) -
 def _fill_relative(records: list[RunRecord]) -> None:
     """Relative pull / push / overall (and, for training, AUC etc. minus naive's) against naive
     of the same point, seed and action."""
-    baselines = {_group(r): r for r in records if r.status == "finished" and _kind(r) == BASELINE}
-    for r in records:
-        if r.status != "finished":
-            continue
-        base = baselines.get(_group(r))
-        r.result["relative"] = (
-            relative_to(Counts(**r.result["counts"]), Counts(**base.result["counts"]))
-            if base is not None
-            else {"pull": None, "push": None, "overall": None}
+    finished = [r for r in records if r.status == "finished"]
+    naive = baselines((_group(r), _kind(r), r) for r in finished)
+    for r in finished:
+        base = naive.get(_group(r))
+        r.result["relative"] = relative_or_none(
+            Counts(**r.result["counts"]), Counts(**base.result["counts"]) if base else None
         )
         if r.task.action == "train":
             r.result["metrics_vs_naive"] = _deltas(
@@ -196,8 +193,8 @@ def _fill_relative(records: list[RunRecord]) -> None:
             )
 
 
-def _group(record: RunRecord) -> tuple[int, int, str]:
-    return (record.task.point_index, record.task.seed, record.task.action)
+def _group(record: RunRecord) -> Group:
+    return group_of(record.task.point_index, record.task.seed, record.task.action)
 
 
 def _deltas(metrics: dict[str, Any], baseline: dict[str, Any]) -> dict[str, float | None]:

@@ -29,14 +29,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from heraldbench.platform._fields import field_annotation as _field_annotation
-from heraldbench.platform._fields import members as _members
-from heraldbench.platform._fields import nested_model as _nested_model
 from heraldbench.platform.documents import check_document
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.runner import BASELINE, scheduler_specs
-from heraldbench.platform.schedulers import registered
-from heraldbench.platform.spec import ExperimentSpec, parse_spec, spec_with
+from heraldbench.platform.model_fields import field_annotation as _field_annotation
+from heraldbench.platform.model_fields import members as _members
+from heraldbench.platform.model_fields import nested_model as _nested_model
+from heraldbench.platform.schedulers import BASELINE, registered
+from heraldbench.platform.spec import ExperimentSpec, parse_spec, scheduler_specs, spec_with
 
 __all__ = [
     "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_size", "count_runs", "expand",

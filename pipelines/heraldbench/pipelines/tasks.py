@@ -196,7 +196,8 @@ def _train(
     Torch gets the worker's threads (one per task slot), so that tasks sharing a machine do not
     oversubscribe its cores; on a GPU worker the task was given the ``GPU`` resource.
     """
-    from heraldbench.platform.train import configure_threads, train_run
+    from heraldbench.platform.train import configure_threads
+    from heraldbench.platform.training import train_run
 
     configure_threads(threads=_worker_threads())
     run = train_run(spec, sched, baseline_added=task.baseline_added, progress=progress)

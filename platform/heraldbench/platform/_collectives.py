@@ -1,7 +1,7 @@
 """Communication of the distributed trainer, on a measured profile (``heraldbench profile-cluster``).
 
 A named profile models a worker talking to a remote parameter server; a measured profile
-(:class:`Collectives`) models what :mod:`heraldbench.platform.dist` actually does each
+(:class:`Collectives`) models what :mod:`heraldbench.platform.distributed` actually does each
 iteration, with the costs ``profile-cluster`` fitted on the same collectives. Its assumptions:
 
 * **Rounds.** One ``all_to_all_single`` for the evict pushes (when the iteration evicts), one for
@@ -22,8 +22,12 @@ iteration, with the costs ``profile-cluster`` fitted on the same collectives. It
   gradients are all-reduced into the payload and applies the update to every such row it holds
   (BagPipe's replicated cache, FAE's hot batches): ``replicated_us`` per iteration with such rows
   plus ``replicated_us_per_row`` per distinct row, measured by ``profile-cluster``.
-* **HET's version checks** ride in the pull round, 8 bytes each (the trainer replays the stream
-  and sends none; kept so the model stays the one of the named profiles).
+* **HET's version checks** ride in the pull round, :data:`VERSION_CHECK_BYTES` each (the trainer
+  replays the stream and sends none; kept so the model stays the one of the named profiles).
+
+The rule for version checks (their bytes, their round) lives here for both models; the named
+profiles' model (:mod:`~heraldbench.platform.timemodel`) uses :func:`version_check_bytes` and
+:func:`pull_rounds` too.
 """
 
 from __future__ import annotations
@@ -33,9 +37,30 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Collectives", "collective_comm", "replicated_compute"]
+from heraldbench.platform.metrics import ring_rows
 
-_VERSION_CHECK_BYTES = 8
+__all__ = [
+    "VERSION_CHECK_BYTES",
+    "Collectives",
+    "collective_comm",
+    "pull_rounds",
+    "replicated_compute",
+    "version_check_bytes",
+]
+
+#: One int64 clock per row HET checks (assumed).
+VERSION_CHECK_BYTES = 8
+
+
+def version_check_bytes(metadata: np.ndarray, workers: int) -> np.ndarray:
+    """Bytes of HET's version checks per worker and iteration: an even 1/W share of them."""
+    return metadata / workers * VERSION_CHECK_BYTES
+
+
+def pull_rounds(pulls: np.ndarray, metadata: np.ndarray) -> np.ndarray:
+    """1.0 for each iteration with a pull round: it pulls, or HET checks versions (the checks
+    ride in the pull round), else 0.0."""
+    return ((pulls > 0) | (metadata > 0)).astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -66,8 +91,8 @@ class Collectives:
 
 def _replicated_rows(column: Callable[[str], np.ndarray], workers: int) -> np.ndarray:
     """Distinct rows whose gradients are all-reduced, per iteration: the simulator counts them
-    ring-weighted, 2(W−1) row-transfers each."""
-    return column("allreduce") / (2.0 * max(workers - 1, 1))
+    ring-weighted (:func:`~heraldbench.platform.metrics.ring_allreduce`)."""
+    return ring_rows(column("allreduce"), workers)
 
 
 def replicated_compute(column: Callable[[str], np.ndarray], workers: int,
@@ -92,12 +117,12 @@ def collective_comm(column: Callable[[str], np.ndarray], workers: int, embedding
     row_bytes = embedding_dim * c.bytes_per_value
     remote = (workers - 1) / workers if c.ps_colocated else 1.0
     moved = ((pulls + evicts + after) * remote + handed) / workers * row_bytes
-    moved = moved + metadata / workers * _VERSION_CHECK_BYTES
+    moved = moved + version_check_bytes(metadata, workers)
     a2a_bytes_per_s = c.all_to_all_gbit_s * 1e9 / 8
     replicated_rows = _replicated_rows(column, workers)
     payload = c.dense_allreduce_bytes + replicated_rows * row_bytes
     reduce_s = payload / (c.allreduce_gbit_s * 1e9 / 8)
     transfer = moved / a2a_bytes_per_s + reduce_s
-    rounds = (evicts > 0).astype(np.float64) + ((pulls > 0) | (metadata > 0)) + (after > 0)
+    rounds = (evicts > 0).astype(np.float64) + pull_rounds(pulls, metadata) + (after > 0)
     latency = rounds * c.all_to_all_latency_us * 1e-6 + c.allreduce_latency_us * 1e-6
     return transfer, latency

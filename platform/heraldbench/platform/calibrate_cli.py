@@ -45,7 +45,7 @@ def calibrate(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
 ) -> None:
     """Fit a workload profile to the trace at PATH and write it to --out."""
-    from heraldbench.platform.data.workload import check as round_trip
+    from heraldbench.platform import workload_check as round_trip
     from heraldbench.platform.data.workload.fit import fit_profile, read_trace
     from heraldbench.platform.data.workload.schema import save_profile
 
@@ -74,14 +74,14 @@ def calibrate(
 
 def data_trace(data, trace):
     """The samples the profile was fitted on, as a trace (the round trip's R)."""
-    from heraldbench.platform.data._trace import InMemoryTrace, SampleChunk
+    from heraldbench.platform.data import InMemoryTrace, SampleChunk
 
     chunk = SampleChunk((data.ids + trace.layout.offsets).astype(np.int32), data.labels, data.dense)
     return InMemoryTrace.from_chunk(chunk, trace.layout)
 
 
 def _shapes(texts: list[str] | None):
-    from heraldbench.platform.data.workload.check import parse_shape
+    from heraldbench.platform.workload_check import parse_shape
 
     try:
         return tuple(parse_shape(t) for t in texts or ())
@@ -126,7 +126,7 @@ def _stages(enabled: bool):
 def _write_report(result, profile, folder: Path | None) -> list[Path]:
     if folder is None or result is None:
         return []
-    from heraldbench.platform.data.workload.check_report import write_check_report
+    from heraldbench.platform.workload_check_report import write_check_report
 
     return write_check_report(result, profile, folder)
 
@@ -179,7 +179,7 @@ def _blocks_table(profile) -> Table:
 
 
 def _check_table(result) -> Table:
-    from heraldbench.platform.data.workload.check import MRC_TOLERANCE, TRAFFIC_TOLERANCE
+    from heraldbench.platform.workload_check import MRC_TOLERANCE, TRAFFIC_TOLERANCE
 
     table = Table(title=f"round trip: worst traffic difference {result.worst_traffic:.3f} "
                         f"(±{TRAFFIC_TOLERANCE}), miss-ratio curve {result.worst_mrc:.3f} "

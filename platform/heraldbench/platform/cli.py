@@ -143,9 +143,9 @@ def train(
     With ``train: {backend: distributed}`` the ranks are processes started here, one per worker
     of the Dask cluster at --scheduler-address, or (under torchrun) this process's rank.
     """
-    from heraldbench.platform.dist import torchrun_rank
-    from heraldbench.platform.dist.worker import leave_finished
-    from heraldbench.platform.train import train_experiment, training_table  # imports torch
+    from heraldbench.platform.distributed import torchrun_rank
+    from heraldbench.platform.distributed.worker import leave_finished
+    from heraldbench.platform.training import train_experiment, training_table  # imports torch
 
     with _user_errors():
         parsed = load_spec(spec)
@@ -175,8 +175,8 @@ def train(
 
 def _train_other_rank(parsed) -> None:
     """A torchrun rank other than 0: train its share of every scheduler, print nothing."""
-    from heraldbench.platform.dist import train_distributed
-    from heraldbench.platform.runner import scheduler_specs
+    from heraldbench.platform.distributed import train_distributed
+    from heraldbench.platform.spec import scheduler_specs
 
     train_distributed(parsed, list(range(len(scheduler_specs(parsed)))))
 

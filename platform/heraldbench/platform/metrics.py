@@ -7,7 +7,13 @@ from dataclasses import asdict, dataclass, fields
 
 from heraldbench.platform.units import BYTES_PER_VALUE
 
-__all__ = ["Counts", "relative_to", "ring_allreduce"]
+__all__ = ["Counts", "relative_to", "ring_allreduce", "ring_rows", "ring_steps"]
+
+
+def ring_steps(workers: int) -> int:
+    """Steps of a ring all-reduce over ``workers`` workers: 2(W−1), a reduce-scatter then an
+    all-gather of W−1 steps each; in each step every worker sends 1/W of the rows."""
+    return 2 * (workers - 1)
 
 
 def ring_allreduce(rows: int, workers: int) -> float:
@@ -17,7 +23,13 @@ def ring_allreduce(rows: int, workers: int) -> float:
     pulls and pushes, the counter sums over workers, so the total is 2(W−1)·rows. Counting the
     per-worker share alone would make an all-reduced row look W times cheaper than a pull.
     """
-    return 2.0 * (workers - 1) * rows
+    return float(ring_steps(workers)) * rows
+
+
+def ring_rows(row_transfers, workers: int):
+    """The rows behind :func:`ring_allreduce`'s row-transfers (its inverse; one worker counts
+    as two steps, so that no all-reduce divides by zero)."""
+    return row_transfers / max(ring_steps(workers), 2)
 
 
 @dataclass

@@ -24,7 +24,7 @@ def profile_cluster_command(
     name: Annotated[str | None, typer.Option(help="the profile's name")] = None,
 ) -> None:
     """Measure bandwidth, latency, all-reduce and compute inside a process group; write --out."""
-    from heraldbench.platform.dist.profiling import options_for, profile_cluster
+    from heraldbench.platform.distributed.profiling import options_for, profile_cluster
     from heraldbench.platform.spec import load_spec
     from heraldbench.platform.timeprofile import load_time_profile, save_time_profile
 

@@ -31,13 +31,13 @@ from matplotlib.figure import Figure
 
 from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.report_measured import write_measured
+from heraldbench.platform.schedulers import BASELINE
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, get_profile
 from heraldbench.platform.units import format_bytes
 
 __all__ = ["PUBLISHED_TABLE1", "TABLE1_ROWS", "plot_series", "write_report"]
 
 METRICS = ("pull", "push", "overall")
-BASELINE = "naive"
 
 #: Herald's slide table (APNet'22 talk; Criteo Kaggle, 8 workers, LRU caches of 1.6 GB, dim 128),
 #: relative to naive. The slides are unverified, the

@@ -18,7 +18,8 @@ import matplotlib.pyplot as plt
 
 __all__ = ["PHASE_NAMES", "write_measured"]
 
-#: Phases of a rank's iteration, in the order they are drawn (heraldbench.platform.dist._clock).
+#: Phases of a rank's iteration, in the order they are drawn
+#: (heraldbench.platform.distributed._clock).
 PHASE_NAMES = ("compute", "pull", "push", "allreduce", "wait", "schedule")
 _MB = 1e6
 

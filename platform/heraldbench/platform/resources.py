@@ -12,7 +12,7 @@ phases that do not overlap, the simulation and then its lower bound: the estimat
 of the two, plus what both hold (a parsed log). Terms:
 
 * **rows**: the simulator's per-row record (cache bits, clocks, last use: one or two 64-byte
-  lines per row, ``sim._state.row_record_dtype``), HET's and LFU's per-copy counters;
+  lines per row, ``sim.row_record_dtype``), HET's and LFU's per-copy counters;
 * **caches**: each worker's eviction log or heap, sized by ``min(K, rows)`` (a cache larger than
   the row space never evicts, and is run as one that holds every row);
 * **windows**: the batches a scheduler holds ahead (Herald's sync window, BagPipe's oracle,
@@ -177,7 +177,7 @@ def _lines_in(path: Any) -> int:
 def _simulation(
     scheduler: Any, workers: int, rows: int, capacity: int, working_set: int, spec: Any
 ) -> list[Need]:
-    from heraldbench.platform.sim._state import clock_dtype, row_record_dtype
+    from heraldbench.platform.sim import clock_dtype, row_record_dtype
 
     bound = getattr(scheduler, "bound", None)
     clocks = clock_dtype(min(bound, 2**31 - 2)) if isinstance(bound, int) else None

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.metrics import Counts, relative_to
-from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.schedulers import (
-    NaiveSpec,
+    BASELINE,
     RunPlan,
     Scheduler,
     SchedulerSpecBase,
@@ -20,22 +20,20 @@ from heraldbench.platform.schedulers import (
     from_spec,
 )
 from heraldbench.platform.sim import simulate
-from heraldbench.platform.timemodel import model_times
+from heraldbench.platform.spec import ExperimentSpec, scheduler_specs
 from heraldbench.platform.timecheck import time_check
+from heraldbench.platform.timemodel import model_times
 from heraldbench.platform.timeprofile import spec_profiles
-from heraldbench.platform.spec import ExperimentSpec
 
 __all__ = [
-    "BASELINE",
     "ExperimentResult",
+    "ProgressFactory",
     "RunResult",
     "fill_relative",
-    "scheduler_specs",
+    "run_fields",
     "simulate_experiment",
     "simulate_run",
 ]
-
-BASELINE = "naive"
 
 #: Builds a per-run progress callback (samples done, samples total) from a run label.
 ProgressFactory = Callable[[str], Callable[[int, int], None]]
@@ -110,14 +108,6 @@ class ExperimentResult:
         } | ({"time_check": check} if check is not None else {})
 
 
-def scheduler_specs(spec: ExperimentSpec) -> list[tuple[SchedulerSpecBase, bool]]:
-    """The spec's schedulers, with naive prepended when the spec lacks the baseline."""
-    listed = [(s, False) for s in spec.schedulers]
-    if not any(s.kind == BASELINE for s in spec.schedulers):
-        listed.insert(0, (NaiveSpec(), True))
-    return listed
-
-
 def simulate_run(
     spec: ExperimentSpec,
     sched_spec: SchedulerSpecBase,
@@ -148,18 +138,27 @@ def simulate_run(
     )
     bound = _bound(trace, scheduler, result, cache_rows) if with_bound else None
     return RunResult(
-        scheduler=sched_spec.kind,
-        params=sched_spec.knobs(),
-        counts=result.counts,
-        iterations=result.iterations,
-        samples_dropped=result.samples_dropped,
+        **run_fields(sched_spec, result, baseline_added),
         wall_seconds=result.wall_seconds,
-        series=result.series,
-        baseline_added=baseline_added,
         bound=bound,
-        label=sched_spec.label(),
         schedule=_schedule_info(trace.describe(), result.info.get("trace")),
     )
+
+
+def run_fields(sched_spec: SchedulerSpecBase, outcome: Any, baseline_added: bool
+               ) -> dict[str, Any]:  # fmt: skip
+    """What every run's result takes from its scheduler's spec and from what its executor
+    reports (a simulation's ``SimResult`` or a training's ``TrainOutcome``)."""
+    return {
+        "scheduler": sched_spec.kind,
+        "params": sched_spec.knobs(),
+        "label": sched_spec.label(),
+        "counts": outcome.counts,
+        "iterations": outcome.iterations,
+        "samples_dropped": outcome.samples_dropped,
+        "series": outcome.series,
+        "baseline_added": baseline_added,
+    }
 
 
 def _schedule_info(given: dict[str, Any], replayed: Any) -> dict[str, Any] | None:

@@ -27,7 +27,6 @@ from pydantic import (
 )
 from pydantic_core import core_schema
 
-from heraldbench.platform._fields import coerced_booleans
 from heraldbench.platform.data.avazu import AvazuCSVSpec
 from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec
@@ -36,8 +35,15 @@ from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.data.workload.trace import SyntheticProfileSpec
 from heraldbench.platform.documents import check_document, read_document
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.model_fields import coerced_booleans
 from heraldbench.platform.paths import NamesFile
-from heraldbench.platform.schedulers import SchedulerSpecBase, registered, validate_spec
+from heraldbench.platform.schedulers import (
+    BASELINE,
+    NaiveSpec,
+    SchedulerSpecBase,
+    registered,
+    validate_spec,
+)
 from heraldbench.platform.tuning import TuningSpec, check_tuning
 from heraldbench.platform.units import BYTES_PER_VALUE, MAX_BYTES, parse_bytes
 
@@ -52,6 +58,7 @@ __all__ = [
     "format_validation_error",
     "load_spec",
     "parse_spec",
+    "scheduler_specs",
     "spec_with",
 ]
 
@@ -139,7 +146,8 @@ class CacheSpec(_Strict):
 
 
 class DistributedSpec(_Strict):
-    """How a ``backend: distributed`` training spans processes (heraldbench.platform.dist)."""
+    """How a ``backend: distributed`` training spans processes
+    (:mod:`heraldbench.platform.distributed`)."""
 
     ps_ranks: int = Field(
         0, ge=0, le=64,
@@ -296,6 +304,15 @@ def spec_with(base: ExperimentSpec, changes: dict[str, Any]) -> ExperimentSpec:
         except ValidationError as exc:
             raise SpecError("invalid experiment spec:\n" + format_validation_error(exc)) from exc
     return base.model_copy(update=updates)
+
+
+def scheduler_specs(spec: ExperimentSpec) -> list[tuple[SchedulerSpecBase, bool]]:
+    """The spec's schedulers, with naive prepended when the spec lacks the baseline (True marks
+    the one added)."""
+    listed = [(s, False) for s in spec.schedulers]
+    if not any(s.kind == BASELINE for s in spec.schedulers):
+        listed.insert(0, (NaiveSpec(), True))
+    return listed
 
 
 def load_spec(path: str | Path) -> ExperimentSpec:

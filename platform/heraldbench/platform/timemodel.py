@@ -12,7 +12,8 @@ first-order model, not a measurement. Its assumptions, each stated where it is u
   all-reduce row-transfers (already ring-weighted by the simulator). Rounds: one pull round if
   the iteration pulls or checks versions, one push round if it pushes, 2(W−1) ring steps if it
   all-reduces. HET's version checks (``metadata``) ride in the pull round, 8 bytes each (an int64
-  clock per checked row; assumed).
+  clock per checked row; assumed): one rule for both models, in
+  :mod:`~heraldbench.platform._collectives`.
   Flush pushes happen once at the end and are not in the per-iteration series.
 * **Compute** per iteration = m samples × a per-sample cost at the embedding dim
   (:class:`ComputeModel`); workers compute in parallel.
@@ -36,8 +37,15 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform._collectives import Collectives, collective_comm, replicated_compute
+from heraldbench.platform._collectives import (
+    Collectives,
+    collective_comm,
+    pull_rounds,
+    replicated_compute,
+    version_check_bytes,
+)
 from heraldbench.platform.exceptions import SpecError, UnknownNameError
+from heraldbench.platform.metrics import ring_steps
 from heraldbench.platform.units import BYTES_PER_VALUE
 
 __all__ = [
@@ -55,7 +63,6 @@ __all__ = [
 ]
 
 _PULLS = ("miss_pull", "update_pull")
-_VERSION_CHECK_BYTES = 8  # one int64 clock per HET version check (assumed)
 _PUSHES = ("evict_push", "update_push")
 
 
@@ -283,9 +290,8 @@ def _iterations(series: Mapping[str, np.ndarray]) -> int:
 
 def _rounds(pulls, pushes, allreduce, metadata, workers: int) -> np.ndarray:
     """Message rounds per iteration (see the module docstring)."""
-    ring_steps = 2 * (workers - 1)  # reduce-scatter + all-gather, each W−1 latency-bound steps
-    pull_round = ((pulls > 0) | (metadata > 0)).astype(np.float64)  # checks ride with the pulls
-    return pull_round + (pushes > 0) + ring_steps * (allreduce > 0)
+    # reduce-scatter + all-gather, each W−1 latency-bound steps
+    return pull_rounds(pulls, metadata) + (pushes > 0) + ring_steps(workers) * (allreduce > 0)
 
 
 def model_time(
@@ -327,7 +333,7 @@ def model_time(
         rows_per_worker = (pulls + pushes + allreduce) / workers
         bytes_per_worker = (
             rows_per_worker * embedding_dim * BYTES_PER_VALUE
-            + metadata / workers * _VERSION_CHECK_BYTES
+            + version_check_bytes(metadata, workers)
         )
         transfer = bytes_per_worker / hw.bytes_per_second
         latency = _rounds(pulls, pushes, allreduce, metadata, workers) * hw.latency_us * 1e-6

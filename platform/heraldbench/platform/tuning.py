@@ -44,6 +44,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
+from heraldbench.platform.schedulers import BASELINE
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, PROFILES
 from heraldbench.platform.units import parse_bytes
 
@@ -57,6 +58,7 @@ __all__ = [
     "SamplerSpec",
     "TuningSpec",
     "check_tuning",
+    "tuned_entry",
 ]
 
 MIB = 2**20
@@ -324,7 +326,7 @@ def check_tuning(spec: Any) -> None:
     """
     tuning: TuningSpec = spec.tuning
     problems: list[InitErrorDetails] = []
-    entry = _tuned_entry(spec, tuning, problems)
+    entry = _checked_entry(spec, tuning, problems)
     for name, rng in tuning.space.items():
         group, _, field = name.partition(".")
         if group == "scheduler" and entry is not None:
@@ -344,17 +346,28 @@ def _problem(loc: tuple[Any, ...], message: str, value: Any) -> InitErrorDetails
     )
 
 
-def _tuned_entry(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetails]) -> Any:
-    kinds = [s.kind for s in spec.schedulers]
+def tuned_entry(spec: Any) -> Any:
+    """The ``schedulers`` entry a study tunes (a spec that passed :func:`check_tuning` has
+    exactly one)."""
+    return _candidates(spec, spec.tuning)[0]
+
+
+def _candidates(spec: Any, tuning: TuningSpec) -> list[Any]:
+    """The entries of the kind ``tuning.scheduler`` names, else every entry but the baseline
+    (naive itself when it is the only one)."""
     if tuning.scheduler is not None:
-        matches = [s for s in spec.schedulers if s.kind == tuning.scheduler]
-        if len(matches) != 1:
-            how = "is not in" if not matches else "is listed more than once in"
-            message = f"{how} schedulers ({kinds})"
-            problems.append(_problem(("scheduler",), message, tuning.scheduler))
-            return None
-        return matches[0]
-    candidates = [s for s in spec.schedulers if s.kind != "naive"] or list(spec.schedulers)
+        return [s for s in spec.schedulers if s.kind == tuning.scheduler]
+    return [s for s in spec.schedulers if s.kind != BASELINE] or list(spec.schedulers)
+
+
+def _checked_entry(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetails]) -> Any:
+    kinds = [s.kind for s in spec.schedulers]
+    candidates = _candidates(spec, tuning)
+    if tuning.scheduler is not None and len(candidates) != 1:
+        how = "is not in" if not candidates else "is listed more than once in"
+        message = f"{how} schedulers ({kinds})"
+        problems.append(_problem(("scheduler",), message, tuning.scheduler))
+        return None
     if len(candidates) != 1:
         message = f"name the schedulers entry to tune ({kinds})"
         problems.append(_problem(("scheduler",), message, None))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from heraldbench.platform.contract import Read, Send
+from heraldbench.platform.counters import TALLY, tally_of
 from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.exceptions import SpecError, UnknownNameError
 from heraldbench.platform.metrics import Counts
@@ -87,25 +87,14 @@ def test_the_simulator_counts_exactly_the_decision_stream(kind: str) -> None:
     trace = _skewed_trace()
     scheduler = create(kind, workers=WORKERS, batch_size=BATCH, seed=2)
     expected = simulate(trace, scheduler, cache_rows=60).counts
-    tally = dict.fromkeys(("hits", "miss_pull", "update_pull", "evict_push", "update_push",
-                           "allreduce", "metadata", "prefetch"), 0.0)  # fmt: skip
+    total = np.zeros(len(TALLY))
     iterations = 0
     for dec in decisions(trace, create(kind, workers=WORKERS, batch_size=BATCH, seed=2),
                          cache_rows=60):  # fmt: skip
         assert dec.iteration == iterations
         iterations += 1
-        kinds, how = dec.touched_kind, dec.sent_how
-        tally["hits"] += np.count_nonzero(kinds == Read.HIT)
-        tally["miss_pull"] += np.count_nonzero(kinds == Read.MISS) + dec.prefetch_ids.size
-        tally["prefetch"] += dec.prefetch_ids.size
-        tally["update_pull"] += np.count_nonzero(kinds == Read.UPDATE)
-        tally["evict_push"] += np.count_nonzero((how == Send.EVICT) | (how == Send.RELEASE))
-        tally["update_push"] += np.count_nonzero(how == Send.UPDATE)
-        if dec.phase is not None:
-            tally["miss_pull"] += dec.phase.pulls(WORKERS)
-            tally["update_push"] += dec.phase.pushes()
-        tally["allreduce"] += dec.allreduce(WORKERS)
-        tally["metadata"] += dec.version_checks
+        total += tally_of(dec, WORKERS)
+    tally = dict(zip(TALLY, total, strict=True))
     lookups = tally["hits"] + tally["miss_pull"] + tally["update_pull"] - tally["prefetch"]
     counted = Counts.from_series(tally, accesses=expected.accesses, lookups=int(lookups),
                                  flush_push=expected.flush_push)  # fmt: skip

@@ -19,7 +19,7 @@ from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.data import spill as spill_module
 from heraldbench.platform.data.workload import ProfileTrace
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.schedulers import CacheView, FAESpec, _fae, _fae_profile, create
+from heraldbench.platform.schedulers import CacheView, FAESpec, _fae, create, fae_profile
 from heraldbench.platform.schedulers._partitions import random_partition
 from heraldbench.platform.sim import SimResult, simulate
 from tests.platform.data.streamed import StreamedIdsTrace, StreamedTrace
@@ -169,9 +169,9 @@ def test_phase_plan() -> None:
 
 def test_top_rows_breaks_ties_by_row_id_and_skips_unsampled_rows() -> None:
     counts = np.array([0, 3, 1, 3, 3, 0, 5])
-    assert _fae_profile.top_rows(counts, 2).tolist() == [1, 6]
-    assert _fae_profile.top_rows(counts, 3).tolist() == [1, 3, 6]
-    assert _fae_profile.top_rows(counts, 10).tolist() == [1, 2, 3, 4, 6]
+    assert fae_profile.top_rows(counts, 2).tolist() == [1, 6]
+    assert fae_profile.top_rows(counts, 3).tolist() == [1, 3, 6]
+    assert fae_profile.top_rows(counts, 10).tolist() == [1, 2, 3, 4, 6]
 
 
 def skewed_trace(samples: int = 20_000, seed: int = 5) -> InMemoryTrace:
@@ -186,8 +186,8 @@ def test_profile_draws_with_replacement_and_streams_across_chunks(
 ) -> None:
     trace = skewed_trace(2_000)
     monkeypatch.setattr(_fae, "READ_SAMPLES", 37)  # many chunk boundaries
-    monkeypatch.setattr(_fae_profile, "READ_SAMPLES", 37)
-    counts, draws = _fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(1))
+    monkeypatch.setattr(fae_profile, "READ_SAMPLES", 37)
+    counts, draws = fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(1))
     assert draws == 100 and counts.sum() == 100 * 3
     scheduler = create("fae", workers=4, batch_size=8, seed=1, hot_ratio=0.05, switch_period=3)
     plan = scheduler.plan_run(trace)
@@ -306,23 +306,23 @@ def test_profile_is_the_same_with_and_without_random_access(
     """Random access (only the sampled positions read, the hot/cold split on all cores, each
     class's samples read apart) is a shortcut: the counts, the hot set, the split and the
     replayed trace equal those of a front-to-back read."""
-    monkeypatch.setattr(_fae_profile, "READ_SAMPLES", 41)
+    monkeypatch.setattr(fae_profile, "READ_SAMPLES", 41)
     direct = skewed_trace(3_000, seed=8)
     streamed = StreamedTrace(direct)
     assert direct.random_access and not streamed.random_access
     profiles = [
-        _fae_profile.sample_access_counts(trace, 0.2, np.random.default_rng(4))
+        fae_profile.sample_access_counts(trace, 0.2, np.random.default_rng(4))
         for trace in (direct, streamed)
     ]
     np.testing.assert_array_equal(profiles[0][0], profiles[1][0])
     assert streamed.passes == 1  # read once for all the draws, not once per batch of them
-    hot_rows = _fae_profile.top_rows(profiles[0][0], 60)
-    bits = _fae_profile.hot_row_bits(hot_rows, direct.layout.total_rows)
+    hot_rows = fae_profile.top_rows(profiles[0][0], 60)
+    bits = fae_profile.hot_row_bits(hot_rows, direct.layout.total_rows)
     expected = int(np.isin(direct.ids, hot_rows).all(axis=1).sum())
     assert 0 < expected < direct.num_samples
-    found = [_fae_profile.find_hot_samples(trace, bits) for trace in (direct, streamed)]
+    found = [fae_profile.find_hot_samples(trace, bits) for trace in (direct, streamed)]
     np.testing.assert_array_equal(found[0], found[1])
-    is_hot = _fae_profile.bits_between(found[0], 0, direct.num_samples)
+    is_hot = fae_profile.bits_between(found[0], 0, direct.num_samples)
     np.testing.assert_array_equal(is_hot, np.isin(direct.ids, hot_rows).all(axis=1))
     assert int(is_hot.sum()) == expected
     assert streamed.passes == 2
@@ -395,21 +395,21 @@ def test_fae_on_a_profile_trace_equals_fae_on_the_same_samples_held_in_memory(
 
 def test_released_top_rows_fill_the_budget_with_unsampled_rows() -> None:
     counts = np.array([0, 3, 1, 3, 3, 0, 5])
-    two = _fae_profile.released_top_rows(counts, 2).tolist()
+    two = fae_profile.released_top_rows(counts, 2).tolist()
     assert 6 in two and len(set(two) & {1, 3, 4}) == 1  # which tied row: numpy's argsort's say
-    six = _fae_profile.released_top_rows(counts, 6).tolist()
+    six = fae_profile.released_top_rows(counts, 6).tolist()
     assert set(six) >= {1, 2, 3, 4, 6} and len(six) == 6  # one never-sampled row is hot
-    assert _fae_profile.top_rows(counts, 6).tolist() == [1, 2, 3, 4, 6]
+    assert fae_profile.top_rows(counts, 6).tolist() == [1, 2, 3, 4, 6]
 
 
 def test_released_profile_draws_int_of_the_percent() -> None:
     trace = skewed_trace(samples=999)
-    counts, drawn = _fae_profile.released_access_counts(trace, 5, seed=0)
+    counts, drawn = fae_profile.released_access_counts(trace, 5, seed=0)
     assert drawn == 49 and counts.sum() == 49 * 3  # int(0.05 * 999), three tables
-    again, _ = _fae_profile.released_access_counts(trace, 5, seed=0)
-    other, _ = _fae_profile.released_access_counts(trace, 5, seed=1)
+    again, _ = fae_profile.released_access_counts(trace, 5, seed=0)
+    other, _ = fae_profile.released_access_counts(trace, 5, seed=1)
     assert (counts == again).all() and not (counts == other).all()
-    _, normative = _fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(0))
+    _, normative = fae_profile.sample_access_counts(trace, 0.05, np.random.default_rng(0))
     assert normative == 50  # round(0.05 * 999)
 
 

@@ -15,8 +15,8 @@ from heraldbench.platform.exceptions import InvariantViolation, SpecError
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import decisions, simulate
 from heraldbench.platform.train import EmulatedCluster, executor, init_embedding_table
-from heraldbench.platform.train._rows import RowStore
 from heraldbench.platform.train.loop import _Run
+from heraldbench.platform.train.rows import RowStore
 from tests.platform.train._tiny import (
     BATCH,
     CACHE_ROWS,

@@ -17,7 +17,8 @@ from heraldbench.platform.cli import app
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.runner import simulate_run
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import resolve_device, split_trace, train_experiment
+from heraldbench.platform.train import resolve_device, split_trace
+from heraldbench.platform.training import train_experiment
 from tests.platform.train._tiny import tiny_split, tiny_trace, train_tiny
 
 SPEC = {

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from heraldbench.platform.exceptions import InvariantViolation
-from heraldbench.platform.train._parked import ParkedCopies, apply_handed
+from heraldbench.platform.train.parked import ParkedCopies, apply_handed
 
 
 def _rows(*values: float) -> torch.Tensor:

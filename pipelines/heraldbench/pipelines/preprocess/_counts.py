@@ -29,7 +29,7 @@ from heraldbench.pipelines.preprocess._work import (
     write_json,
     write_table,
 )
-from heraldbench.platform.data._vocab import MISSING_ROW, RARE_ROW
+from heraldbench.platform.data.reading import MISSING_ROW, RARE_ROW
 
 __all__ = ["count_part", "finish_vocab", "keep_mask", "merge_counts"]
 

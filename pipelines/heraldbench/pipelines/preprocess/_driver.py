@@ -39,9 +39,8 @@ from heraldbench.pipelines.preprocess._work import (
     releasing,
     write_json,
 )
-from heraldbench.platform.data._reading import ReadingPlan
-from heraldbench.platform.data._vocab import MISSING_ROW, RARE_ROW, RawFileSpec
 from heraldbench.platform.data.prepared import FORMAT, FORMAT_VERSION, MANIFEST, POPULARITY
+from heraldbench.platform.data.reading import MISSING_ROW, RARE_ROW, RawFileSpec, ReadingPlan
 from heraldbench.platform.exceptions import DataError, SpecError
 
 __all__ = ["DEFAULT_PART_BYTES", "PreprocessResult", "StageProgress", "preprocess"]

@@ -25,9 +25,14 @@ from heraldbench.pipelines.preprocess._work import (
     write_json,
     write_table,
 )
-from heraldbench.platform.data._reading import ReadingPlan
-from heraldbench.platform.data._vocab import REPORTED_LINES, Block, ParsedRows, Problem
 from heraldbench.platform.data.prepared import dense_column
+from heraldbench.platform.data.reading import (
+    REPORTED_LINES,
+    Block,
+    ParsedRows,
+    Problem,
+    ReadingPlan,
+)
 
 __all__ = ["GOOD", "KEY", "LINE", "PartInfo", "parse_piece", "raw_column"]
 

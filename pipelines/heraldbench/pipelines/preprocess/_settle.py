@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from heraldbench.pipelines.preprocess._parse import GOOD, KEY, LINE
 from heraldbench.pipelines.preprocess._work import Piece, WorkDir, read_table, write_table
-from heraldbench.platform.data._vocab import REPORTED_LINES
+from heraldbench.platform.data.reading import REPORTED_LINES
 from heraldbench.platform.exceptions import DataError, TraceFormatError
 
 __all__ = ["Part", "Settlement", "settle", "write_ranks"]

@@ -24,8 +24,8 @@ import pyarrow.compute as pc
 from heraldbench.pipelines.preprocess._counts import keep_mask
 from heraldbench.pipelines.preprocess._parse import GOOD, raw_column
 from heraldbench.pipelines.preprocess._work import WorkDir, num_rows, read_table, write_table
-from heraldbench.platform.data._vocab import MISSING_ROW, RARE_ROW
 from heraldbench.platform.data.prepared import LABEL_COLUMN, dense_column, table_column
+from heraldbench.platform.data.reading import MISSING_ROW, RARE_ROW
 from heraldbench.platform.exceptions import DataError
 
 __all__ = ["RANK", "assemble_part", "map_table", "recut_by_rank"]

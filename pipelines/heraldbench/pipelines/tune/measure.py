@@ -40,7 +40,7 @@ class Measurement:
 
 def traffic_trace(spec: ExperimentSpec) -> TraceSource:
     """The samples whose traffic is counted: the whole trace, or in train mode the training part
-    of the trainer's split (the same split as ``heraldbench.platform.train.train_run``)."""
+    of the trainer's split (the same split as ``heraldbench.platform.training.train_run``)."""
     trace = spec.dataset.open()
     if spec.mode != "train":
         return trace
@@ -76,7 +76,8 @@ def measure(
     sched = spec.schedulers[0]
     trace = spec.dataset.open()  # once: opening a raw file builds its vocabularies
     if spec.mode == "train":
-        from heraldbench.platform.train import train_run, training_split
+        from heraldbench.platform.train import training_split
+        from heraldbench.platform.training import train_run
 
         def report(evaluation: Any) -> None:
             if on_evaluation is not None:

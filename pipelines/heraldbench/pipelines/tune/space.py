@@ -13,7 +13,7 @@ from typing import Any
 from heraldbench.pipelines.tracking import home
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.spec import ExperimentSpec, parse_spec
-from heraldbench.platform.tuning import PruningSpec, SamplerSpec, TuningSpec
+from heraldbench.platform.tuning import PruningSpec, SamplerSpec, TuningSpec, tuned_entry
 
 __all__ = [
     "STORAGE_ENV",
@@ -25,7 +25,6 @@ __all__ = [
     "redact",
     "suggest",
     "trial_document",
-    "tuned_entry",
     "tuning_spec",
 ]
 
@@ -72,15 +71,6 @@ def tuning_spec(document: dict[str, Any]) -> ExperimentSpec:
     if spec.tuning is None:
         raise SpecError("tuning: a study needs a tuning section (space, objectives, trials)")
     return spec
-
-
-def tuned_entry(spec: ExperimentSpec) -> Any:
-    """The ``schedulers`` entry the study tunes (checked by :func:`check_tuning`)."""
-    tuning = spec.tuning
-    if tuning.scheduler is not None:
-        return next(s for s in spec.schedulers if s.kind == tuning.scheduler)
-    others = [s for s in spec.schedulers if s.kind != "naive"]
-    return (others or spec.schedulers)[0]
 
 
 def problem_document(spec: ExperimentSpec) -> dict[str, Any]:

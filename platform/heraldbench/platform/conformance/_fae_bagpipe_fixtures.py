@@ -29,7 +29,7 @@ import numpy as np
 from heraldbench.platform.conformance import bagpipe, fae
 from heraldbench.platform.conformance._bagpipe_sets import SETS, batch_part, packed
 from heraldbench.platform.conformance._checkout import trace_ids
-from heraldbench.platform.schedulers._fae_profile import released_access_counts
+from heraldbench.platform.schedulers.fae_profile import released_access_counts
 from heraldbench.platform.spec import ExperimentSpec, parse_spec
 
 __all__ = [

@@ -30,7 +30,7 @@ from heraldbench.platform.conformance._fae_bagpipe_run import (
 from heraldbench.platform.conformance._report import ConformanceError, Difference, SystemReport
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.schedulers import FAESpec, from_spec
-from heraldbench.platform.schedulers._fae_profile import bits_between, released_access_counts
+from heraldbench.platform.schedulers.fae_profile import bits_between, released_access_counts
 from heraldbench.platform.spec import ExperimentSpec
 
 __all__ = ["PROFILER", "check_reference", "compare"]
@@ -40,7 +40,7 @@ PROFILER = "DLRM/dlrm_input_profiler.py"
 
 _SAMPLE = (
     "the normative variant draws round(rate x samples) positions (at least 1) with numpy's "
-    "Generator, chunk by chunk (_fae_profile.sample_access_counts); dlrm_input_profiler.py "
+    "Generator, chunk by chunk (fae_profile.sample_access_counts); dlrm_input_profiler.py "
     "draws int(percent/100 x samples) with the global np.random.randint"
 )
 _TIES = (

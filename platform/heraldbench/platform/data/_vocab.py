@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import gzip
 import io
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Generator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +45,7 @@ __all__ = [
     "TableVocab",
     "TraceAssembler",
     "bad_value_problem",
+    "binary_labels",
     "encode_column",
     "first_line",
     "iter_blocks",
@@ -256,6 +257,15 @@ def bad_value_problem(
     if not len(rows):
         return []
     return [Problem(lines[rows], lambda i: f"{what}: {values[int(rows[i])].as_py()!r}")]
+
+
+def binary_labels(column: pa.ChunkedArray, lines: np.ndarray, problems: list[Problem],
+                  what: str) -> np.ndarray:  # fmt: skip
+    """A click column as float32 0/1 labels; a value other than "0" or "1" is a problem
+    ("<what> is not 0 or 1") and reads as 0."""
+    valid = pc.is_in(column, value_set=pa.array(["0", "1"])).to_numpy(zero_copy_only=False)
+    problems += bad_value_problem(lines, ~valid, column, f"{what} is not 0 or 1")
+    return pc.equal(column, "1").to_numpy(zero_copy_only=False).astype(np.float32)
 
 
 def encode_column(column: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:

@@ -14,9 +14,7 @@ from typing import Literal
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from heraldbench.platform.data._reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,
@@ -24,9 +22,11 @@ from heraldbench.platform.data._vocab import (
     Problem,
     RawFileSpec,
     bad_value_problem,
+    binary_labels,
     encode_column,
     first_line,
 )
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.exceptions import TraceFormatError
 
 __all__ = ["AvazuCSVSpec"]
@@ -111,7 +111,8 @@ def _parse_block(
 ) -> ParsedRows:
     problems = block.problems
     if LABEL_COLUMN in position:
-        labels = _labels(block.columns[position[LABEL_COLUMN]], block.lines, problems)
+        label_column = block.columns[position[LABEL_COLUMN]]
+        labels = binary_labels(label_column, block.lines, problems, "click")
     else:
         labels = np.zeros(block.num_rows, np.float32)
     hour_column = block.columns[position[HOUR_COLUMN]]
@@ -129,12 +130,6 @@ def _parse_block(
         keys.append(weekday)
     dense = np.zeros((block.num_rows, 0), np.float32)
     return ParsedRows(labels, dense, codes, keys)
-
-
-def _labels(column: pa.ChunkedArray, lines: np.ndarray, problems: list[Problem]) -> np.ndarray:
-    valid = pc.is_in(column, value_set=pa.array(["0", "1"])).to_numpy(zero_copy_only=False)
-    problems += bad_value_problem(lines, ~valid, column, "click is not 0 or 1")
-    return pc.equal(column, "1").to_numpy(zero_copy_only=False).astype(np.float32)
 
 
 def _hour(

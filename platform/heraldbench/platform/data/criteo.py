@@ -15,7 +15,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from heraldbench.platform.data._reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,
@@ -23,9 +22,11 @@ from heraldbench.platform.data._vocab import (
     Problem,
     RawFileSpec,
     bad_value_problem,
+    binary_labels,
     encode_column,
     first_line,
 )
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.exceptions import TraceFormatError
 
 __all__ = ["CriteoTSVSpec"]
@@ -96,7 +97,7 @@ def _parse_block(block: Block, *, labelled: bool) -> ParsedRows:
     dense_columns, categorical_columns = columns[:NUM_DENSE], columns[NUM_DENSE:]
     problems = block.problems
     if labelled:
-        labels = _labels(block.columns[0], block.lines, problems)
+        labels = binary_labels(block.columns[0], block.lines, problems, "label")
     else:
         labels = np.zeros(block.num_rows, np.float32)
     dense = np.empty((block.num_rows, NUM_DENSE), np.float32)
@@ -108,12 +109,6 @@ def _parse_block(block: Block, *, labelled: bool) -> ParsedRows:
         codes.append(column_codes)
         keys.append(column_keys)
     return ParsedRows(labels, dense, codes, keys)
-
-
-def _labels(column: pa.ChunkedArray, lines: np.ndarray, problems: list[Problem]) -> np.ndarray:
-    valid = pc.is_in(column, value_set=pa.array(["0", "1"])).to_numpy(zero_copy_only=False)
-    problems += bad_value_problem(lines, ~valid, column, "label is not 0 or 1")
-    return pc.equal(column, "1").to_numpy(zero_copy_only=False).astype(np.float32)
 
 
 def _dense(

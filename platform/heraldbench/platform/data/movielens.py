@@ -17,7 +17,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import field_validator
 
-from heraldbench.platform.data._reading import ReadingPlan
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data._vocab import (
     Block,
@@ -28,6 +27,7 @@ from heraldbench.platform.data._vocab import (
     encode_column,
     first_line,
 )
+from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.exceptions import TraceFormatError
 
 __all__ = ["MovieLensSpec"]

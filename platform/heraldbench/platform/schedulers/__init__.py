@@ -5,6 +5,7 @@
 1
 """
 
+from heraldbench.platform.schedulers._bagpipe import BagPipe, BagPipeSpec
 from heraldbench.platform.schedulers._base import (
     CacheView,
     Plan,
@@ -20,17 +21,16 @@ from heraldbench.platform.schedulers._base import (
     registered,
     validate_spec,
 )
-from heraldbench.platform.schedulers._bagpipe import BagPipe, BagPipeSpec
 from heraldbench.platform.schedulers._fae import FAE, FAESpec
 from heraldbench.platform.schedulers._herald import Herald, HeraldSpec
-from heraldbench.platform.schedulers._het import HET, HETSpec
-from heraldbench.platform.schedulers._herald_plus import HeraldPlus, HeraldPlusSpec
 from heraldbench.platform.schedulers._herald_partition_only import (
     HeraldPartitionOnly,
     HeraldPartitionOnlySpec,
 )
+from heraldbench.platform.schedulers._herald_plus import HeraldPlus, HeraldPlusSpec
 from heraldbench.platform.schedulers._herald_sync_only import HeraldSyncOnly, HeraldSyncOnlySpec
-from heraldbench.platform.schedulers._naive import Naive, NaiveSpec
+from heraldbench.platform.schedulers._het import HET, HETSpec
+from heraldbench.platform.schedulers._naive import BASELINE, Naive, NaiveSpec
 from heraldbench.platform.schedulers._plugins import (
     ENTRY_POINT_GROUP,
     discover_plugins,
@@ -38,6 +38,7 @@ from heraldbench.platform.schedulers._plugins import (
 )
 
 __all__ = [
+    "BASELINE",
     "ENTRY_POINT_GROUP",
     "HET",
     "BagPipe",

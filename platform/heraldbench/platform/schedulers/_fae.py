@@ -49,7 +49,7 @@ from heraldbench.platform.schedulers._base import (
     register,
 )
 from heraldbench.platform.schedulers._composed import RANDOM
-from heraldbench.platform.schedulers._fae_profile import (
+from heraldbench.platform.schedulers.fae_profile import (
     READ_SAMPLES,
     bits_between,
     find_hot_samples,

@@ -7,7 +7,10 @@ from typing import Literal
 from heraldbench.platform.schedulers._base import SchedulerSpecBase, register
 from heraldbench.platform.schedulers._composed import RANDOM, WRITE_THROUGH, Composed
 
-__all__ = ["Naive", "NaiveSpec"]
+__all__ = ["BASELINE", "Naive", "NaiveSpec"]
+
+#: The scheduler every relative figure divides by (a run against naive of the same trace).
+BASELINE = "naive"
 
 
 class NaiveSpec(SchedulerSpecBase):
@@ -22,7 +25,7 @@ class Naive(Composed):
     and every row a worker trained is pushed after the iteration, so evictions are free.
     """
 
-    kind = "naive"
+    kind = BASELINE
     spec_cls = NaiveSpec
     partition_rule = RANDOM
     sync_rule = WRITE_THROUGH

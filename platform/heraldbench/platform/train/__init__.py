@@ -4,20 +4,14 @@ W workers are emulated in one process on one device: each has a cache of embeddi
 the PS table lives in host memory, and the decision stream of the simulator is carried out on
 real rows (:mod:`.executor`), so the rows moved are exactly the rows the simulator counts. The
 dense DLRM (:mod:`.model`) is trained data-parallel on the global batch; :mod:`.loop` runs one
-scheduler, :mod:`.experiment` all of a spec's (:mod:`.split` holds out the trace's end,
-:mod:`.runtime` picks device and threads), and :mod:`.baseline` is the same model trained
+scheduler (:mod:`.split` holds out the trace's end, :mod:`.runtime` picks device and threads;
+:mod:`heraldbench.platform.training` runs all of a spec's, on this trainer or the distributed
+one), and :mod:`.baseline` is the same model trained
 with one plain table (no cache emulation) for reference and benchmarks.
 """
 
 from heraldbench.platform.train.baseline import train_plain
-from heraldbench.platform.train.executor import TALLY, EmulatedCluster
-from heraldbench.platform.train.experiment import (
-    TrainRunResult,
-    train_experiment,
-    train_run,
-    training_split,
-    training_table,
-)
+from heraldbench.platform.train.executor import EmulatedCluster
 from heraldbench.platform.train.loop import TrainOutcome, evaluate, train_scheduler
 from heraldbench.platform.train.metrics import Evaluation, accuracy, log_loss, roc_auc
 from heraldbench.platform.train.model import (
@@ -31,12 +25,11 @@ from heraldbench.platform.train.model import (
     model_config,
 )
 from heraldbench.platform.train.runtime import configure_threads, resolve_device
-from heraldbench.platform.train.split import split_trace
+from heraldbench.platform.train.split import split_trace, training_split
 
 __all__ = [
     "DLRM",
     "PRESETS",
-    "TALLY",
     "DenseArch",
     "EmulatedCluster",
     "Evaluation",
@@ -44,7 +37,6 @@ __all__ = [
     "ModelConfig",
     "OverArch",
     "TrainOutcome",
-    "TrainRunResult",
     "accuracy",
     "configure_threads",
     "evaluate",
@@ -54,10 +46,7 @@ __all__ = [
     "resolve_device",
     "roc_auc",
     "split_trace",
-    "train_experiment",
     "train_plain",
-    "train_run",
     "train_scheduler",
     "training_split",
-    "training_table",
 ]

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from heraldbench.platform.exceptions import InvariantViolation
-from heraldbench.platform.train._rows import RowStore, index_tensor, reduce_rows
+from heraldbench.platform.train.rows import RowStore, index_tensor, reduce_rows
 
 __all__ = ["ReplicatedTable"]
 

@@ -26,9 +26,9 @@ import numpy as np
 import torch
 
 from heraldbench.platform.contract import IterationDecisions, Read, Send
+from heraldbench.platform.counters import TALLY, tally_of
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
-from heraldbench.platform.train._rows import index_tensor, reduce_rows
-from heraldbench.platform.train.executor import TALLY, Tally
+from heraldbench.platform.train.rows import index_tensor, reduce_rows
 
 __all__ = ["ReplicatedCluster"]
 
@@ -62,19 +62,12 @@ class ReplicatedCluster:
     def prepare(self, dec: IterationDecisions) -> tuple[torch.Tensor, torch.Tensor]:
         """Steps (a) and (b), then gather what the batch reads: the (U, D) distinct rows and
         the (B, F) index of each sample's field into them."""
-        t = self.tally
-        t[:] = 0
-        t[Tally.ALLREDUCE] += dec.allreduce(self.workers)
+        self.tally[:] = tally_of(dec, self.workers)
         evict = dec.sent_how == Send.EVICT
         self._write_back(dec.sent_ids[evict])
-        t[Tally.EVICT_PUSH] += int(evict.sum())
         self._evict(np.unique(dec.evicted_ids))
-        t[Tally.MISS_PULL] += dec.prefetch_ids.size
-        t[Tally.PREFETCH] += dec.prefetch_ids.size
         kinds = dec.touched_kind
         fetched = dec.touched_ids[kinds == Read.MISS]
-        t[Tally.HITS] += int(np.count_nonzero(kinds == Read.HIT))
-        t[Tally.MISS_PULL] += fetched.size
         if np.count_nonzero(kinds == Read.UPDATE):
             raise InvariantViolation(f"iteration {dec.iteration}: an update pull of a replica")
         loaded = np.union1d(dec.prefetch_ids, fetched).astype(np.int64)
@@ -108,7 +101,6 @@ class ReplicatedCluster:
         """Step (d): staged rows are written back right after the update."""
         release = dec.sent_how == Send.RELEASE
         self._write_back(dec.sent_ids[release])
-        self.tally[Tally.EVICT_PUSH] += int(release.sum())
 
     def flush(self) -> int:
         """Write back every cached row holding updates the PS lacks; returns the rows sent."""

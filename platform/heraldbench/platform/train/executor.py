@@ -14,7 +14,7 @@ Per iteration (docs/semantics.md; the stream of :func:`heraldbench.platform.sim.
     ``delta_w[k] -= lr·g``. SGD is linear, so the PS receiving the sum of the deltas equals
     synchronous training;
 (d) ``Send.UPDATE`` of (k, v): ``PS[k] += delta_v[k]; delta_v[k] = 0``. ``Send.DIRECT``
-    parks v's copy and its delta (:mod:`~heraldbench.platform.train._parked`), and its next
+    parks v's copy and its delta (:mod:`~heraldbench.platform.train.parked`), and its next
     readers' pulls in (b) are hand-overs from it (the contract's ``handed_*``), not PS reads.
 
 FAE's hot batches read one replicated table (the replicas are identical, so one tensor stands for
@@ -29,68 +29,20 @@ optimistic co-writer rule count them (``stale_reads``).
 
 from __future__ import annotations
 
-import enum
-
 import numpy as np
 import torch
 
-from heraldbench.platform.contract import (
-    IterationDecisions,
-    PhaseSwitch,
-    Read,
-    Send,
-    Series,
-    record_keys,
-)
+from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read, Send, record_keys
+from heraldbench.platform.counters import TALLY, Tally, tally_of
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
 from heraldbench.platform.train._kernels import add_at, gather_inverse
-from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
 from heraldbench.platform.train._replicated import ReplicatedTable
-from heraldbench.platform.train._rows import RowStore, index_tensor
+from heraldbench.platform.train.parked import ParkedCopies, apply_handed, handed_keys
+from heraldbench.platform.train.rows import RowStore, index_tensor
 
-__all__ = ["TALLY", "EmulatedCluster", "Tally", "tally_of"]
+__all__ = ["EmulatedCluster"]
 
-#: Per-iteration counters, in order: the simulator's SERIES plus direct transfers and stale reads.
-class Tally(enum.IntEnum):
-    """Per-iteration counters of the trainer: the simulator's :class:`Series` columns first,
-    then direct transfers, reads of outdated copies, and prefetch pulls (a part of
-    ``MISS_PULL`` that no lookup asked for)."""
-
-    HITS = Series.HITS
-    MISS_PULL = Series.MISS_PULL
-    UPDATE_PULL = Series.UPDATE_PULL
-    EVICT_PUSH = Series.EVICT_PUSH
-    UPDATE_PUSH = Series.UPDATE_PUSH
-    ALLREDUCE = Series.ALLREDUCE
-    METADATA = Series.METADATA
-    DIRECT = len(Series)
-    STALE_READS = len(Series) + 1
-    PREFETCH = len(Series) + 2
-
-
-#: Names of the per-iteration counters, in :class:`Tally` order.
-TALLY = tuple(column.name.lower() for column in Tally)
 _ONE = np.ones(1, np.int64)
-
-
-def tally_of(dec: IterationDecisions, workers: int) -> np.ndarray:
-    """One iteration's :class:`Tally` counters, read off its decisions (every executor moves
-    exactly these rows; stale reads are the executor's to count)."""
-    tally = np.zeros(len(TALLY))
-    kinds, how = dec.touched_kind, dec.sent_how
-    tally[Tally.HITS] = np.count_nonzero(kinds == Read.HIT)
-    tally[Tally.MISS_PULL] = np.count_nonzero(kinds == Read.MISS) + dec.prefetch_ids.size
-    tally[Tally.PREFETCH] = dec.prefetch_ids.size
-    tally[Tally.UPDATE_PULL] = np.count_nonzero(kinds == Read.UPDATE)
-    tally[Tally.EVICT_PUSH] = np.count_nonzero((how == Send.EVICT) | (how == Send.RELEASE))
-    tally[Tally.UPDATE_PUSH] = np.count_nonzero(how == Send.UPDATE)
-    tally[Tally.DIRECT] = np.count_nonzero(how == Send.DIRECT)
-    tally[Tally.ALLREDUCE] = dec.allreduce(workers)
-    tally[Tally.METADATA] = dec.version_checks
-    if dec.phase is not None:
-        tally[Tally.MISS_PULL] += dec.phase.pulls(workers)
-        tally[Tally.UPDATE_PUSH] += dec.phase.pushes()
-    return tally
 
 
 class EmulatedCluster:
@@ -148,9 +100,7 @@ class EmulatedCluster:
             inverse: (B, F) int64 index of each sample's field into ``rows``; the batch's
                 embeddings are ``rows[inverse]``, (B, F, D).
         """
-        self.tally[:] = 0
-        self.tally[Tally.METADATA] += dec.version_checks
-        self.tally[Tally.ALLREDUCE] += dec.allreduce(self.workers)
+        self.tally[:] = tally_of(dec, self.workers)
         if dec.phase is not None:
             self._switch_phase(dec.phase)
         if dec.replicated:
@@ -158,7 +108,6 @@ class EmulatedCluster:
         how = dec.sent_how
         evict = how == Send.EVICT
         self._send(dec.sent_ids[evict], dec.sent_w[evict])
-        self.tally[Tally.EVICT_PUSH] += int(evict.sum())
         self._evict(dec.evicted_ids, dec.evicted_w)
         self._pull(dec)
         return self._gather(dec)
@@ -187,8 +136,6 @@ class EmulatedCluster:
         pushed = (dec.sent_how != Send.EVICT) & ~direct
         self._send(dec.sent_ids[pushed], dec.sent_w[pushed])
         self._park(dec.sent_ids[direct].astype(np.int64), dec.sent_w[direct])
-        self.tally[Tally.DIRECT] += int(direct.sum())
-        self.tally[Tally.UPDATE_PUSH] += int(pushed.sum())
 
     def flush(self) -> int:
         """Write every pending delta (and a replicated table) to the PS; returns the copies sent
@@ -256,9 +203,6 @@ class EmulatedCluster:
         """Pulls from the PS, then the hand-overs of parked copies (the other pulls)."""
         ids, workers, kinds = dec.touched_ids, dec.touched_w, dec.touched_kind
         miss = kinds == Read.MISS
-        self.tally[Tally.HITS] += int(np.count_nonzero(kinds == Read.HIT))
-        self.tally[Tally.MISS_PULL] += int(miss.sum())
-        self.tally[Tally.UPDATE_PULL] += int(np.count_nonzero(kinds == Read.UPDATE))
         self._allocate(ids[miss], workers[miss])
         pulled = dec.pulled_from_ps()
         rows, slots = ids[pulled].astype(np.int64), self.slot_of[workers[pulled], ids[pulled]]
@@ -343,8 +287,6 @@ class EmulatedCluster:
 
     def _switch_phase(self, switch: PhaseSwitch) -> None:
         """Load the replicated rows on every worker, or write one replica back."""
-        self.tally[Tally.MISS_PULL] += switch.pulls(self.workers)
-        self.tally[Tally.UPDATE_PUSH] += switch.pushes()
         if switch.enter:
             self.hot = ReplicatedTable.load(switch.rows, self.rows, self.ps_version)
         elif self.hot is not None:

@@ -24,13 +24,14 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from heraldbench.platform.counters import TALLY
 from heraldbench.platform.data import SampleChunk, TraceSource, read_ahead
 from heraldbench.platform.metrics import Counts
 from heraldbench.platform.schedulers import Scheduler, SyncRule
 from heraldbench.platform.sim import IterationDecisions, decisions
 from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train._replicated_cache import ReplicatedCluster
-from heraldbench.platform.train.executor import TALLY, EmulatedCluster
+from heraldbench.platform.train.executor import EmulatedCluster
 from heraldbench.platform.train.metrics import Evaluation, score
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.spec import ExperimentSpec, TrainSpec
 
-__all__ = ["TraceSlice", "split_trace"]
+__all__ = ["TraceSlice", "split_trace", "training_split"]
 
 _READ_SAMPLES = 1 << 16
 
@@ -52,3 +53,15 @@ def split_trace(trace: TraceSource, eval_fraction: float, max_train_samples: int
         return TraceSlice(trace, 0, stop), None
     tail = list(TraceSlice(trace, train_end, trace.num_samples).chunks(held))
     return TraceSlice(trace, 0, stop), tail[0]
+
+
+def training_split(spec: ExperimentSpec, trace: TraceSource, *, read_held_out: bool = True
+                   ) -> tuple[TraceSource, SampleChunk | None]:  # fmt: skip
+    """The spec's (training trace, held-out samples): ``eval_fraction`` held out, and the
+    training part cut to ``max_iterations`` global batches when set (held-out samples None
+    without ``read_held_out``: see :func:`split_trace`)."""
+    settings = spec.train or TrainSpec()
+    limit = None
+    if settings.max_iterations is not None:
+        limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
+    return split_trace(trace, settings.eval_fraction, limit, read_held_out=read_held_out)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data.workload import ProfileTrace
-from heraldbench.platform.data.workload.check import Shape, check_round_trip
 from heraldbench.platform.data.workload.fit import fit_profile, read_trace
 from heraldbench.platform.data.workload.model import extend_curve
 from heraldbench.platform.data.workload.schema import load_profile, save_profile
 from heraldbench.platform.exceptions import DataError
-from heraldbench.platform.data._trace import InMemoryTrace
+from heraldbench.platform.workload_check import Shape, check_round_trip
 from tests.platform.data.workload.planted import BLOCKS, SAMPLES, planted_profile
 
 

@@ -2,7 +2,8 @@
 
 ``heraldbench calibrate`` fits a :class:`WorkloadProfile` from any trace a reader can open
 (:func:`fit_profile`); ``dataset: {kind: synthetic, profile: ...}`` generates from one
-(:class:`SyntheticProfileSpec`); :func:`check_round_trip` measures how faithfully. The model is
+(:class:`SyntheticProfileSpec`); :func:`heraldbench.platform.workload_check.check_round_trip`
+measures how faithfully (above this layer: it runs the schedulers). The model is
 described in :mod:`heraldbench.platform.data.workload.model`.
 """
 

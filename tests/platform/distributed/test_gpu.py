@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
-from tests.platform.dist._specs import train_spec
+from heraldbench.platform.training import train_experiment
+from tests.platform.distributed._specs import train_spec
 
 
 @pytest.mark.gpu

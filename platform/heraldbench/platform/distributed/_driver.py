@@ -18,10 +18,10 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from heraldbench.platform.counters import TALLY
 from heraldbench.platform.data import read_ahead
-from heraldbench.platform.dist._clock import PHASES
-from heraldbench.platform.dist._rank import RankRun, RankSetup
-from heraldbench.platform.train.executor import TALLY
+from heraldbench.platform.distributed._clock import PHASES
+from heraldbench.platform.distributed._rank import RankRun, RankSetup
 from heraldbench.platform.train.loop import TrainOutcome, outcome_counts
 
 __all__ = ["RankJob", "run_rank"]
@@ -59,7 +59,7 @@ class RankJob:
     Attributes:
         spec: the experiment spec (JSON).
         schedulers: indices into the spec's schedulers with the naive baseline added
-            (:func:`heraldbench.platform.runner.scheduler_specs`) to train, in order.
+            (:func:`heraldbench.platform.spec.scheduler_specs`) to train, in order.
         world: ranks in all (W workers, then dedicated PS ranks).
         master: ``host:port`` of rank 0's rendezvous.
         threads: torch threads per rank (None: the cores of the host shared by its ranks).
@@ -105,9 +105,9 @@ def run_rank(job: RankJob, rank: int, progress: Progress | None = None) -> list[
 
 
 def _train_all(spec, job: RankJob, setup: RankSetup, progress: Progress | None):
-    from heraldbench.platform.runner import scheduler_specs
     from heraldbench.platform.schedulers import from_spec
-    from heraldbench.platform.train.experiment import training_split
+    from heraldbench.platform.spec import scheduler_specs
+    from heraldbench.platform.train.split import training_split
 
     # Only rank 0 scores the model: the others skip reading the held-out tail.
     train_trace, held_out = training_split(spec, spec.dataset.open(),
@@ -229,7 +229,7 @@ def _rank_report(run: RankRun, setup: RankSetup, phases: np.ndarray) -> dict[str
 
 
 def _outcome(run, scheduler, trace, flushed, samples, trained, evaluating, reports) -> TrainOutcome:
-    from heraldbench.platform.dist.measured import measured_summary
+    from heraldbench.platform.distributed.measured import measured_summary
 
     tallies = run.tally_table()
     iterations = len(tallies)

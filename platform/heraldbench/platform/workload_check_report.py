@@ -7,12 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from heraldbench.platform.data.workload.check import (
-    MRC_TOLERANCE,
-    TRAFFIC_TOLERANCE,
-    CheckResult,
-)
 from heraldbench.platform.data.workload.schema import WorkloadProfile
+from heraldbench.platform.workload_check import MRC_TOLERANCE, TRAFFIC_TOLERANCE, CheckResult
 
 __all__ = ["check_markdown", "write_check_report"]
 

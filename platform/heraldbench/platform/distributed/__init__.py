@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from heraldbench.platform.dist._driver import RankJob, run_rank
-from heraldbench.platform.dist.dask_launch import choose_workers, launch_on_dask
-from heraldbench.platform.dist.launch import launch_local, run_from_environment, torchrun_rank
-from heraldbench.platform.dist.measured import measured_summary
+from heraldbench.platform.distributed._driver import RankJob, run_rank
+from heraldbench.platform.distributed.dask_launch import choose_workers, launch_on_dask
+from heraldbench.platform.distributed.launch import (
+    launch_local,
+    run_from_environment,
+    torchrun_rank,
+)
+from heraldbench.platform.distributed.measured import measured_summary
 from heraldbench.platform.exceptions import SpecError
 
 __all__ = [

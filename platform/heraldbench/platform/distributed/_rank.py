@@ -20,16 +20,16 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from heraldbench.platform.contract import IterationDecisions
-from heraldbench.platform.dist._caches import RowSlots
-from heraldbench.platform.dist._clock import PHASES, RankClock, split_waiting
-from heraldbench.platform.dist._exchange import Exchange
-from heraldbench.platform.dist._shard import PSLayout, PSShard
-from heraldbench.platform.dist._steps import RowMover
-from heraldbench.platform.train._rows import reduce_rows
-from heraldbench.platform.train.executor import TALLY, tally_of
+from heraldbench.platform.counters import TALLY, tally_of
+from heraldbench.platform.distributed._caches import RowSlots
+from heraldbench.platform.distributed._clock import PHASES, RankClock, split_waiting
+from heraldbench.platform.distributed._exchange import Exchange
+from heraldbench.platform.distributed._shard import PSLayout, PSShard
+from heraldbench.platform.distributed._steps import RowMover
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
+from heraldbench.platform.train.rows import reduce_rows
 
 __all__ = ["RankRun", "RankSetup"]
 

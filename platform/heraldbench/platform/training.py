@@ -1,5 +1,10 @@
 """Train every scheduler of a spec on the same split, side by side (``heraldbench train``).
 
+Beside :mod:`~heraldbench.platform.runner` (its simulating twin), above both trainers: a spec's
+``train.backend`` picks the emulated trainer (:mod:`~heraldbench.platform.train`) or the
+distributed one (:mod:`~heraldbench.platform.distributed`), and each run's figures are filled in
+against naive's as the runner fills a simulation's.
+
 Each run reports the simulator's counters (counted from the rows the executor moved), the
 held-out AUC, log loss and accuracy, their difference from naive's, and the training throughput.
 """
@@ -15,21 +20,20 @@ from rich.table import Table
 
 from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.runner import (
-    BASELINE,
     ExperimentResult,
     ProgressFactory,
     RunResult,
     fill_relative,
-    scheduler_specs,
+    run_fields,
 )
-from heraldbench.platform.schedulers import SchedulerSpecBase, from_spec
-from heraldbench.platform.spec import ExperimentSpec, TrainSpec
+from heraldbench.platform.schedulers import BASELINE, SchedulerSpecBase, from_spec
+from heraldbench.platform.spec import ExperimentSpec, TrainSpec, scheduler_specs
 from heraldbench.platform.train.loop import TrainOutcome, train_scheduler
 from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.runtime import configure_threads
-from heraldbench.platform.train.split import split_trace
+from heraldbench.platform.train.split import training_split
 
-__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_split", "training_table"]
+__all__ = ["TrainRunResult", "train_experiment", "train_run", "training_table"]
 
 METRICS = ("auc", "logloss", "accuracy")
 
@@ -81,12 +85,14 @@ def train_run(
     """
     settings = spec.train or TrainSpec()
     if settings.backend == "distributed":
-        from heraldbench.platform.dist import train_distributed
+        from heraldbench.platform.distributed import train_distributed
 
         index = [s for s, _ in scheduler_specs(spec)].index(sched_spec)
         outcome = train_distributed(spec, [index], progress=progress)[0]
         return run_result(sched_spec, outcome, outcome.info["held_out_samples"], baseline_added)
-    train_trace, held_out = split if split is not None else training_split(spec, spec.dataset.open())
+    if split is None:
+        split = training_split(spec, spec.dataset.open())
+    train_trace, held_out = split
     cache_rows = spec.cache.resolve_rows(train_trace.layout.total_rows, spec.embedding_dim)
     scheduler = from_spec(
         sched_spec, workers=spec.cluster.workers, batch_size=spec.cluster.batch_size, seed=spec.seed
@@ -112,15 +118,8 @@ def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_sa
     info = {k: v for k, v in outcome.info.items() if k not in ("measured", "held_out_samples")}
     # info["trace"]: the training trace a distributed run's ranks split (train_experiment)
     return TrainRunResult(
-        scheduler=sched_spec.kind,
-        params=sched_spec.knobs(),
-        counts=outcome.counts,
-        iterations=outcome.iterations,
-        samples_dropped=outcome.samples_dropped,
+        **run_fields(sched_spec, outcome, baseline_added),
         wall_seconds=outcome.timing["train"],
-        series=outcome.series,
-        baseline_added=baseline_added,
-        label=sched_spec.label(),
         metrics=outcome.final.metrics(),
         samples_per_second=outcome.samples_per_second,
         evaluations=[e.as_dict() for e in outcome.evaluations],
@@ -137,18 +136,6 @@ def run_result(sched_spec: SchedulerSpecBase, outcome: TrainOutcome, held_out_sa
         measured=outcome.info.get("measured", {}),
         outcome=outcome,
     )
-
-
-def training_split(spec: ExperimentSpec, trace: TraceSource, *, read_held_out: bool = True
-                   ) -> tuple[TraceSource, SampleChunk | None]:  # fmt: skip
-    """The spec's (training trace, held-out samples): ``eval_fraction`` held out, and the
-    training part cut to ``max_iterations`` global batches when set (held-out samples None
-    without ``read_held_out``: see :func:`split_trace`)."""
-    settings = spec.train or TrainSpec()
-    limit = None
-    if settings.max_iterations is not None:
-        limit = settings.max_iterations * spec.cluster.workers * spec.cluster.batch_size
-    return split_trace(trace, settings.eval_fraction, limit, read_held_out=read_held_out)
 
 
 def fill_metric_deltas(runs: list[TrainRunResult]) -> None:
@@ -193,7 +180,7 @@ def train_experiment(
 def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | None,
                            address: str | None) -> list[TrainRunResult]:  # fmt: skip
     """Every scheduler of ``spec`` in one launch of the ranks (one process group)."""
-    from heraldbench.platform.dist import train_distributed
+    from heraldbench.platform.distributed import train_distributed
 
     listed = scheduler_specs(spec)
     report = progress("all schedulers") if progress else None

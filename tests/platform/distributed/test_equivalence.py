@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
-from tests.platform.dist._specs import train_spec
+from heraldbench.platform.training import train_experiment
+from tests.platform.distributed._specs import train_spec
 
 KINDS = ["naive", "herald", "herald-plus", "bagpipe"]
 
@@ -99,7 +99,7 @@ def test_the_scheduler_replayed_inline_trains_the_same_model_as_ahead(float64_ru
 
 
 def test_auto_replays_ahead_only_when_the_stream_fits_the_budget(monkeypatch):
-    from heraldbench.platform.dist import _driver
+    from heraldbench.platform.distributed import _driver
     from heraldbench.platform.schedulers import create
     from heraldbench.platform.sim import decisions
 

@@ -16,8 +16,8 @@ import pytest
 
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
-from tests.platform.dist._specs import train_spec
+from heraldbench.platform.training import train_experiment
+from tests.platform.distributed._specs import train_spec
 
 TIMEOUT_S = 20.0
 
@@ -30,7 +30,7 @@ def _ranks() -> dict[int, psutil.Process]:
             line = child.cmdline()
         except psutil.Error:
             continue
-        if "heraldbench.platform.dist.worker" in line:
+        if "heraldbench.platform.distributed.worker" in line:
             found[int(line[-1])] = child
     return found
 

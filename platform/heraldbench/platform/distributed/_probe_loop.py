@@ -7,9 +7,10 @@ cold; the same collective called back to back, as the link sweeps call it, runs 
 costs less. Measured on a 2-vCPU VM (gloo over loopback, 2 ranks): a 2 KiB ``all_to_all_single``
 took 0.46–0.52 ms back to back and 0.65–2.0 ms after 0.5–5 ms of work on each rank. The time
 model's round latency, all-reduce latency and compute per sample therefore come from this loop
-(:func:`heraldbench.platform.dist.profiling.profile_document`).
+(:func:`heraldbench.platform.distributed.profiling.profile_document`).
 
-Each iteration follows the trainer's order (:meth:`~heraldbench.platform.dist._rank.RankRun.step`):
+Each iteration follows the trainer's order
+(:meth:`~heraldbench.platform.distributed._rank.RankRun.step`):
 a pull round (values from their owners into this worker's copies), the compute (rows gathered,
 forward, backward), one all-reduce of the dense gradients and the loss, the dense and embedding
 updates, and a push round (deltas to their owners, added to the shard). Every rank pulls and
@@ -108,13 +109,13 @@ def _dtype(options: dict[str, Any]) -> torch.dtype:
 
 class _Rounds:
     """A pull and a push round of ``rows`` rows per worker on the trainer's own path
-    (:class:`~heraldbench.platform.dist._steps.RowMover`): the plan, the owners' shard reads,
+    (:class:`~heraldbench.platform.distributed._steps.RowMover`): the plan, the owners' shard reads,
     ``all_to_all_single``, the install into the copies; the deltas taken and added to the shard."""
 
     def __init__(self, options: dict[str, Any], rows: int) -> None:
-        from heraldbench.platform.dist._caches import RowSlots
-        from heraldbench.platform.dist._exchange import Exchange
-        from heraldbench.platform.dist._shard import PSLayout, PSShard
+        from heraldbench.platform.distributed._caches import RowSlots
+        from heraldbench.platform.distributed._exchange import Exchange
+        from heraldbench.platform.distributed._shard import PSLayout, PSShard
 
         rank, world, dim = dist.get_rank(), dist.get_world_size(), options["embedding_dim"]
         dtype, total, cpu = _dtype(options), world * max(4 * rows, 1024), torch.device("cpu")
@@ -171,7 +172,7 @@ class _ComputeStep:
 
     def run(self) -> float:
         """One iteration's compute; returns the seconds spent in its all-reduce."""
-        from heraldbench.platform.train._rows import reduce_rows
+        from heraldbench.platform.train.rows import reduce_rows
 
         unique, inverse = np.unique(self.ids, return_inverse=True)
         keys = torch.from_numpy(unique)
@@ -203,7 +204,7 @@ def replicated_sweep(options: dict[str, Any], repeats: int = 10) -> list[list[fl
     ``_apply_rows`` on a replicated cache): the global batch's distinct ids, this worker's
     gradients scattered into the payload, and the update of every row the replica holds. The
     global batch is W × batch_size samples; its ids are drawn over ``rows`` rows."""
-    from heraldbench.platform.dist._caches import RowSlots
+    from heraldbench.platform.distributed._caches import RowSlots
 
     world, dim, dtype = dist.get_world_size(), options["embedding_dim"], _dtype(options)
     ids_per_batch = world * options["batch_size"] * options["num_sparse"]

@@ -2,7 +2,7 @@
 hardware profile the time model accepts (:mod:`heraldbench.platform.timeprofile`).
 
 Ranks start as the trainer's do: processes on this machine (``python -m
-heraldbench.platform.dist.profiling FOLDER RANK``, rendezvous on a free loopback port, the
+heraldbench.platform.distributed.profiling FOLDER RANK``, rendezvous on a free loopback port, the
 trainer's threads per rank, a watchdog), or one per worker of a Dask cluster. What each rank
 measures is :mod:`._probe`.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.dist.worker import leave_finished, write_whole
+from heraldbench.platform.distributed.worker import leave_finished, write_whole
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.timeprofile import FORMAT, VERSION, fit_link
 
@@ -52,7 +52,7 @@ def run_probe_rank(options: dict[str, Any], rank: int, world: int, master: str,
     """Join the process group as ``rank`` and measure; every rank returns the same result."""
     import torch.distributed as dist
 
-    from heraldbench.platform.dist._probe import probe
+    from heraldbench.platform.distributed._probe import probe
     from heraldbench.platform.train.runtime import configure_threads
 
     dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=world,
@@ -80,7 +80,7 @@ def profile_cluster(options: dict[str, Any], ranks: int, scheduler_address: str 
 
 
 def _local(options: dict[str, Any], world: int, timeout_s: float) -> dict[str, Any]:
-    from heraldbench.platform.dist.launch import _die_with_parent, free_port, stop
+    from heraldbench.platform.distributed.launch import _die_with_parent, free_port, stop
 
     threads = max(1, (os.cpu_count() or 1) // world)  # as launch_local gives the trainer's ranks
     job = {"options": options, "world": world, "master": f"127.0.0.1:{free_port()}",
@@ -90,7 +90,7 @@ def _local(options: dict[str, Any], world: int, timeout_s: float) -> dict[str, A
         (root / "job.json").write_text(json.dumps(job))
         logs = [open(root / f"rank-{rank}.log", "wb") for rank in range(world)]  # noqa: SIM115
         procs = [subprocess.Popen(
-            [sys.executable, "-m", "heraldbench.platform.dist.profiling", folder, str(rank)],
+            [sys.executable, "-m", "heraldbench.platform.distributed.profiling", folder, str(rank)],
             stdout=logs[rank], stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
             for rank in range(world)]  # fmt: skip
         try:
@@ -124,8 +124,8 @@ def _on_dask(options: dict[str, Any], world: int, address: str) -> dict[str, Any
 
     from distributed import Client
 
-    from heraldbench.platform.dist.dask_launch import choose_workers
-    from heraldbench.platform.dist.launch import free_port
+    from heraldbench.platform.distributed.dask_launch import choose_workers
+    from heraldbench.platform.distributed.launch import free_port
 
     with Client(address, timeout="10s") as client:
         workers = choose_workers(client, world)

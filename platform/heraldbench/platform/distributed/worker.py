@@ -1,4 +1,4 @@
-"""``python -m heraldbench.platform.dist.worker FOLDER RANK``: one rank of a local launch.
+"""``python -m heraldbench.platform.distributed.worker FOLDER RANK``: one rank of a local launch.
 
 Reads ``FOLDER/job.pkl``; writes a heartbeat (``beat-RANK``) as it trains, progress (rank 0),
 ``result.pkl`` (rank 0) or ``error-RANK.txt`` with the traceback, and exits 1 on failure.
@@ -46,7 +46,7 @@ def _heartbeat(path: Path, stop: threading.Event) -> None:
 
 def main(folder: str, rank_text: str) -> int:
     root, rank = Path(folder), int(rank_text)
-    from heraldbench.platform.dist._driver import RankJob, run_rank
+    from heraldbench.platform.distributed._driver import RankJob, run_rank
 
     job = RankJob(**pickle.loads((root / "job.pkl").read_bytes()))
     (root / f"beat-{rank}").touch()

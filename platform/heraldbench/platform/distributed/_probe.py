@@ -3,7 +3,7 @@
 Every measurement is timed on every rank and reduced to the mean over ranks; each point is the
 mean of ``repeats`` back-to-back calls after two warm-up calls and a barrier. Sizes are
 bytes of float32 payload. The sweeps use the collectives the trainer uses
-(:mod:`heraldbench.platform.dist._exchange`, :mod:`heraldbench.platform.dist._rank`):
+(:mod:`heraldbench.platform.distributed._exchange`, :mod:`heraldbench.platform.distributed._rank`):
 
 * ``send_recv``: rank 0 and rank 1 ping-pong; a point is half a round trip (the others wait);
 * ``all_to_all``: ``all_to_all_single`` with ``size`` bytes to every other rank; a point's size
@@ -22,7 +22,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from heraldbench.platform.dist._probe_loop import (
+from heraldbench.platform.distributed._probe_loop import (
     loop_sweep,
     mean_over_ranks,
     replicated_sweep,

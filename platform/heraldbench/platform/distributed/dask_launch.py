@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import urlparse
 
-from heraldbench.platform.dist._driver import RankJob
+from heraldbench.platform.distributed._driver import RankJob
 from heraldbench.platform.exceptions import DistributedError, SpecError
 
 __all__ = ["choose_workers", "launch_on_dask"]
@@ -38,7 +38,7 @@ def launch_on_dask(client, job_spec: dict, schedulers: list[int], world: int, ti
                    progress: Progress | None = None) -> list:  # fmt: skip
     """Run the ranks on ``client``'s cluster and return rank 0's outcomes."""
 
-    from heraldbench.platform.dist.launch import free_port
+    from heraldbench.platform.distributed.launch import free_port
 
     workers = choose_workers(client, world)
     host = urlparse(workers[0]).hostname or "127.0.0.1"
@@ -72,7 +72,7 @@ def _first_failure_or_result(futures: list, workers: list[str]):
 
 def _dask_rank(job: dict, rank: int, timeout_s: float) -> list | None:
     """A Dask task: start rank ``rank`` as a child process and wait for it."""
-    from heraldbench.platform.dist.launch import _start, _watch, stop
+    from heraldbench.platform.distributed.launch import _start, _watch, stop
 
     with tempfile.TemporaryDirectory(prefix=f"heraldbench-rank{rank}-") as folder:
         root = Path(folder)

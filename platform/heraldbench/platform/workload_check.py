@@ -1,5 +1,7 @@
 """The round trip: a real trace R against S, its profile generated with as many samples as R.
 
+Above the data layer (it runs the schedulers through the runner), beside ``calibrate_cli``.
+
 For every shape (W workers, a cache of a fraction of R's distinct rows) every registered scheduler
 runs at its defaults on R and on S; their relative pull, push and overall (naive = 1, each trace
 against its own naive) are compared. The LRU miss-ratio curves of R and S are compared at caches of
@@ -15,10 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.data._trace import TraceSource
+from heraldbench.platform.data import TraceSource
 from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
 from heraldbench.platform.data.workload.trace import ProfileTrace
+from heraldbench.platform.runner import fill_relative, simulate_run
+from heraldbench.platform.schedulers import registered
+from heraldbench.platform.spec import parse_spec
 
 __all__ = [
     "DEFAULT_SHAPES",
@@ -129,8 +134,6 @@ def compare_traces(
 ) -> CheckResult:  # fmt: skip
     """Every scheduler's relative traffic and the miss-ratio curve of ``synthetic`` against
     ``real``, with caches sized on ``real``'s distinct rows."""
-    from heraldbench.platform.runner import fill_relative, simulate_run  # runner imports spec
-
     real, synthetic = real.materialize(), synthetic.materialize()
     distinct = int(len(np.unique(real.ids)))
     result = CheckResult(samples=real.num_samples, distinct_rows=distinct)
@@ -153,9 +156,6 @@ def compare_traces(
 def round_trip_spec(workers: int, batch: int, cache_rows: int):
     """The round trip's experiment at one shape: every registered scheduler at its defaults (the
     traces are given to each run, so the dataset named here is never opened)."""
-    from heraldbench.platform.schedulers import registered
-    from heraldbench.platform.spec import parse_spec
-
     return parse_spec({
         "name": "round-trip",
         "dataset": {"kind": "synthetic-criteo", "samples": 1},  # the traces are given

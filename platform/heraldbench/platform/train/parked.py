@@ -6,6 +6,8 @@ holds). A copy parked again before it was handed over keeps the newer value and 
 deltas. The stream's hand-overs (:class:`~heraldbench.platform.contract.IterationDecisions`)
 say when a parked copy leaves; one parked for good at the end of a run is flushed with the
 dirty copies.
+
+Public: the distributed trainer parks and hands over copies with the same rules.
 """
 
 from __future__ import annotations

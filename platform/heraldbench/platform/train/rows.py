@@ -9,6 +9,9 @@ The PS table sits beside the caches: in host memory with them, on the GPU with t
 lives changes no count and no value (the emulation prices no transfer: the time model does); on
 a GPU it spares every iteration a host gather, a copy each way and the synchronisation of reading
 deltas back, which cost more than the model's own compute at large batches.
+
+Public: the distributed trainer (:mod:`heraldbench.platform.distributed`) sums its rows'
+gradients with :func:`reduce_rows` as the emulated one does.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Starting the ranks of a distributed training, and watching them.
 
 Locally, ``heraldbench train`` starts one process per rank (``python -m
-heraldbench.platform.dist.worker``) and rendezvouses them on a free loopback port; under
+heraldbench.platform.distributed.worker``) and rendezvouses them on a free loopback port; under
 ``torchrun`` (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT`` set) the process runs its
 one rank itself. A watchdog turns a rank that dies or goes silent into a
 :class:`~heraldbench.platform.exceptions.DistributedError` naming it, within the spec's
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
-from heraldbench.platform.dist._driver import RankJob, run_rank
+from heraldbench.platform.distributed._driver import RankJob, run_rank
 from heraldbench.platform.exceptions import DistributedError
 
 __all__ = ["free_port", "launch_local", "run_from_environment", "torchrun_rank"]
@@ -79,7 +79,7 @@ def launch_local(job_spec: dict, schedulers: list[int], world: int, timeout_s: f
 def _start(root: Path, rank: int) -> subprocess.Popen:
     with open(root / f"rank-{rank}.log", "wb") as log:  # the child keeps its own descriptor
         return subprocess.Popen(
-            [sys.executable, "-m", "heraldbench.platform.dist.worker", str(root), str(rank)],
+            [sys.executable, "-m", "heraldbench.platform.distributed.worker", str(root), str(rank)],
             stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip

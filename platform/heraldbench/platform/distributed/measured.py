@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.dist._clock import PHASES
-from heraldbench.platform.train.executor import TALLY
+from heraldbench.platform.counters import TALLY
+from heraldbench.platform.distributed._clock import PHASES
 
 __all__ = ["measured_summary"]
 

@@ -11,11 +11,11 @@ import pytest
 import yaml
 from distributed import LocalCluster
 
-from heraldbench.platform.dist.launch import free_port
+from heraldbench.platform.distributed.launch import free_port
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.train import train_experiment
-from tests.platform.dist._specs import train_spec
+from heraldbench.platform.training import train_experiment
+from tests.platform.distributed._specs import train_spec
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_more_ranks_than_dask_workers_is_refused_before_any_work(cluster):
 
 
 def test_profile_cluster_measures_one_rank_per_dask_worker(cluster, tmp_path):
-    from heraldbench.platform.dist.profiling import DEFAULTS, profile_cluster
+    from heraldbench.platform.distributed.profiling import DEFAULTS, profile_cluster
     from heraldbench.platform.timeprofile import load_time_profile, save_time_profile
 
     # The link fit needs time to grow with size: an 8 MB message's time stands well above

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from heraldbench.platform.dist.profiling import DEFAULTS, profile_cluster, profile_document
+from heraldbench.platform.distributed.profiling import DEFAULTS, profile_cluster, profile_document
 from heraldbench.platform.timemodel import model_time
 from heraldbench.platform.timeprofile import load_time_profile, save_time_profile
 

@@ -25,10 +25,10 @@ import numpy as np
 import torch
 
 from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Send, record_keys
-from heraldbench.platform.dist._caches import HotReplica, RowSlots
-from heraldbench.platform.dist._exchange import Exchange
-from heraldbench.platform.dist._shard import PSShard
-from heraldbench.platform.train._parked import ParkedCopies, apply_handed, handed_keys
+from heraldbench.platform.distributed._caches import HotReplica, RowSlots
+from heraldbench.platform.distributed._exchange import Exchange
+from heraldbench.platform.distributed._shard import PSShard
+from heraldbench.platform.train.parked import ParkedCopies, apply_handed, handed_keys
 
 __all__ = ["RowMover"]
 

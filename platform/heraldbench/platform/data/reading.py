@@ -3,7 +3,8 @@
 A format module (``criteo``, ``avazu``, ``movielens``) describes its file as a
 :class:`ReadingPlan`: how to cut it into blocks of lines and how to parse a block. The in-memory
 reader (:meth:`ReadingPlan.read`) and the chunked preprocessing of ``heraldbench.pipelines``
-both follow the plan, so they parse, check and convert every line identically.
+both follow the plan, so they parse, check and convert every line identically. This module is
+the data package's public face for the preprocessing.
 """
 
 from __future__ import annotations
@@ -13,13 +14,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from heraldbench.platform.data._vocab import Block, ParsedRows, TraceAssembler, iter_blocks
+from heraldbench.platform.data._vocab import (
+    MISSING_ROW,
+    RARE_ROW,
+    REPORTED_LINES,
+    Block,
+    ParsedRows,
+    Problem,
+    RawFileSpec,
+    TraceAssembler,
+    iter_blocks,
+)
 
 if TYPE_CHECKING:
     from heraldbench.platform.data._trace import InMemoryTrace
-    from heraldbench.platform.data._vocab import RawFileSpec
 
-__all__ = ["ReadingPlan"]
+#: What a reader outside this package (the chunked preprocessing) uses of the vocabularies:
+#: the block it parses, the rows and problems a parse gives, the rows of missing and rare
+#: values, how many bad lines an error names, and the spec of a raw file.
+__all__ = [
+    "MISSING_ROW",
+    "RARE_ROW",
+    "REPORTED_LINES",
+    "Block",
+    "ParsedRows",
+    "Problem",
+    "RawFileSpec",
+    "ReadingPlan",
+]
 
 
 @dataclass(frozen=True)
