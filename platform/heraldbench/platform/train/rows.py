@@ -50,14 +50,14 @@ class RowStore:
         self.delta = torch.zeros_like(self.cache)
         self.host = device.type == "cpu" if host_kernels is None else host_kernels
         if self.host:  # numpy views of the same memory, for the numba kernels
-            self.ps = self.table.numpy()
+            self._ps = self.table.numpy()  # the same memory, for the numba kernels
             self._cache, self._delta = self.cache.numpy(), self.delta.numpy()
-            self._buffer = np.zeros((0, dim), self.ps.dtype)
+            self._buffer = np.zeros((0, dim), self._ps.dtype)
 
     def load(self, slots: np.ndarray, rows: np.ndarray, keep_delta: bool) -> None:
         """Pull: ``cache[slots] = PS[rows] (+ delta[slots])``."""
         if self.host:
-            load_rows(self._cache, self._delta, slots, self.ps, rows, keep_delta)
+            load_rows(self._cache, self._delta, slots, self._ps, rows, keep_delta)
             return
         index = index_tensor(slots, self.device)
         fresh = self.table.index_select(0, index_tensor(rows, self.device))
@@ -68,7 +68,7 @@ class RowStore:
     def write_back(self, slots: np.ndarray, rows: np.ndarray) -> None:
         """Push: ``PS[rows] += delta[slots]`` (repeated rows add up), then ``delta[slots] = 0``."""
         if self.host:
-            write_back(self.ps, rows, self._delta, slots)
+            write_back(self._ps, rows, self._delta, slots)
             return
         index = index_tensor(slots, self.device)
         self.add_rows(rows, self.delta.index_select(0, index))
@@ -108,7 +108,7 @@ class RowStore:
         flat = sample_grad.reshape(-1, dim)
         if self.host:
             if self._buffer.shape[0] < slots.size:
-                self._buffer = np.zeros((2 * slots.size, dim), self.ps.dtype)
+                self._buffer = np.zeros((2 * slots.size, dim), self._ps.dtype)
             grad = flat.detach().contiguous().numpy()
             buffer = self._buffer[: slots.size]
             sgd_rows(self._cache, self._delta, slots, inverse.view(-1).numpy(), grad, lr, buffer)
