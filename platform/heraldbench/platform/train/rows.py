@@ -50,7 +50,7 @@ class RowStore:
         self.delta = torch.zeros_like(self.cache)
         self.host = device.type == "cpu" if host_kernels is None else host_kernels
         if self.host:  # numpy views of the same memory, for the numba kernels
-            self._ps = self.table.numpy()  # the same memory, for the numba kernels
+            self._ps = self.table.numpy()
             self._cache, self._delta = self.cache.numpy(), self.delta.numpy()
             self._buffer = np.zeros((0, dim), self._ps.dtype)
 
