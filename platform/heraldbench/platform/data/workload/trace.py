@@ -108,7 +108,7 @@ class SyntheticProfileSpec(DatasetSpecBase):
     @classmethod
     def _profile_named(cls, value: str) -> str:
         if "\x00" in value:
-            raise ValueError("a profile path cannot hold a NUL character")
+            raise ValueError("not a usable path: it holds a NUL character")
         return value
 
     def check(self) -> None:
