@@ -1,17 +1,16 @@
 """Named argument bundles of the simulator's kernels.
 
-The read kernel takes 39 positional arguments; :class:`ReadSettings`, :class:`RowState`,
-:class:`Evictor` and :class:`Touches` name them once, in the order of the kernel's parameters
-(``_kernels.read_batch``, checked by tests/platform/sim/test_bundles.py), built once per run,
-and the simulator unpacks them into each call (``*bundle``), so no call site repeats the order.
-They are unpacked rather than handed to the kernel as tuples because numba's dispatcher types a
-named tuple of arrays in Python, array by array, on every call (a few µs for these 39 arrays,
-once per iteration), where plain array arguments take its compiled fast path.
+The read kernel's 36 arrays and settings come as :class:`ReadSettings`, :class:`RowState`,
+:class:`Evictor` and :class:`Touches`, built once per run. The simulator hands them to it as
+plain tuples, which the kernel names again (``ReadSettings(*settings)``) and passes on, named,
+to the helpers it calls: numba's dispatcher types a plain tuple of arrays with its compiled fast
+path, as it does plain array arguments, but a named tuple in Python, array by array, on every
+call (about 8 µs more for these bundles, once per iteration). Between kernels a named tuple
+costs nothing.
 
-The sync kernels (``_sync``) take their arguments as the bundles below instead, handed over as
-named tuples: a dozen arrays in all, so typing them costs about as little as the arguments'
-count would, and each kernel unpacks them into locals before its loops (an array read from a
-tuple inside a loop would take a reference count per use).
+The sync kernels (``_sync``) take the bundles below as named tuples: a dozen arrays in all,
+twice per iteration. Every kernel unpacks its bundles into locals before its loops (an array read
+from a tuple inside a loop would take a reference count per use).
 """
 
 from __future__ import annotations

@@ -165,12 +165,18 @@ def _protected(k, ahead, iteration):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_ids, log_t,
-              log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
-              first_slot):  # pragma: no cover - numba
+def evict_lru(w, need, iteration, rows, evictor, touches, first_slot):  # pragma: no cover
     """Evict ``need`` least recently used rows, never one of this iteration; rows in
     the replacement window (read again within it: ``ahead`` > iteration) are passed over, unless
-    every cached row is protected. Passed-over entries go back to the young end of the log."""
+    every cached row is protected. Passed-over entries go back to the young end of the log.
+    ``rows``, ``evictor`` and ``touches`` are ``_bundles``' RowState, Evictor and Touches; the
+    evicted rows fill the eviction records from ``first_slot``."""
+    cached, valid, pending, last_use, ahead = (rows.cached, rows.valid, rows.pending,
+                                               rows.last_use, rows.ahead)
+    log_ids, log_t, log_head, log_tail = (evictor.log_ids, evictor.log_t, evictor.log_head,
+                                          evictor.log_tail)
+    evicted_ids, evicted_w, evicted_pending = (touches.evicted_ids, touches.evicted_w,
+                                               touches.evicted_pending)
     bit = cached.dtype.type(1 << w)
     done = 0
     # without a replacement window (no ``ahead`` kept) nothing is passed over
@@ -214,11 +220,16 @@ def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
 
 
 @numba.njit(cache=True, nogil=True)
-def evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead, use_count,
-              heap_keys, heap_ids, heap_t, heap_size, evicted_ids, evicted_w, evicted_pending,
-              first_slot):  # pragma: no cover - numba
+def evict_lfu(w, need, iteration, rows, evictor, touches, first_slot):  # pragma: no cover
     """Evict ``need`` least frequently used rows, never one of this iteration; protected rows
-    are set aside like them unless nothing else is left."""
+    are set aside like them unless nothing else is left (bundles as :func:`evict_lru`)."""
+    cached, valid, pending, last_use, ahead = (rows.cached, rows.valid, rows.pending,
+                                               rows.last_use, rows.ahead)
+    use_count, heap_keys, heap_ids, heap_t, heap_size = (
+        evictor.use_count, evictor.heap_keys, evictor.heap_ids, evictor.heap_t, evictor.heap_size
+    )
+    evicted_ids, evicted_w, evicted_pending = (touches.evicted_ids, touches.evicted_w,
+                                               touches.evicted_pending)
     aside_keys = np.empty(heap_size[w], np.int64)
     aside_ids = np.empty(heap_size[w], np.int32)
     aside_t = np.empty(heap_size[w], np.int32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from heraldbench.platform.sim._bundles import Evictor, ReadSettings, RowState, Touches
 from heraldbench.platform.sim._classify import (
     TOUCH_HIT,
     TOUCH_MISS,
@@ -47,16 +48,8 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
 
 
 @numba.njit(cache=True, nogil=True)
-def read_batch(
-    ids, assign, iteration,
-    workers, capacity, policy, permanent_cap, bound, per_occurrence, ascending, evict_on_insert,
-    lfu_on_insert, cached, valid, last_use, seen, ahead, lag, pending, tally,
-    occupancy, log_ids, log_t, log_head, log_tail, use_count, permanent, heap_keys, heap_ids,
-    heap_t, heap_size, touch_seq,
-    touched_ids, touched_w, touched_kind, touched_occ, push_at, push_held, evicted_ids,
-    evicted_w, evicted_pending,
-    counts,
-):  # pragma: no cover - numba
+def read_batch(ids, assign, iteration, settings, rows, evictor, touches,
+               counts):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
@@ -66,10 +59,15 @@ def read_batch(
     strict) evicts as each miss takes the cache over capacity, ``lfu_on_insert`` (LFU and
     LFUOpt, bounded staleness) as HET's released caches do (:mod:`._released`).
     Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
-    hits, miss pulls and update pulls. Between ``iteration`` and ``counts`` come the fields of
-    the bundles of ``_bundles`` in order (ReadSettings, RowState, Evictor, Touches), which the
-    simulator unpacks into the call (``_bundles`` says why they are not passed as tuples).
+    hits, miss pulls and update pulls. ``settings``, ``rows``, ``evictor`` and ``touches`` are
+    the fields of ``_bundles``' ReadSettings, RowState, Evictor and Touches as plain tuples
+    (``_bundles`` says why), named again here.
     """
+    settings, rows = ReadSettings(*settings), RowState(*rows)
+    evictor, touches = Evictor(*evictor), Touches(*touches)
+    workers, capacity, policy, bound = (settings.workers, settings.capacity, settings.policy,
+                                        settings.bound)
+    occupancy, touched_ids, touched_occ = evictor.occupancy, touches.touched_ids, touches.touched_occ
     order, starts = group_by_worker(assign, workers)
     # Typed counters, not literal zeros: numba would first type the callees they reach with
     # Literal[int](0) and compile each of them twice.
@@ -79,48 +77,35 @@ def read_batch(
     for w in range(workers):
         first = n_touched
         n_touched = _collect_working_set(ids, order, starts[w], starts[w + 1], w,
-                                         np.int32(iteration * workers + w + 1), seen, tally,
-                                         bound >= 0, touched_ids, touched_w, touched_occ,
-                                         n_touched)
-        if ascending:
+                                         np.int32(iteration * workers + w + 1), rows.seen,
+                                         rows.tally, bound >= 0, touched_ids, touches.touched_w,
+                                         touched_occ, n_touched)
+        if settings.ascending:
             _sort_working_set(first, n_touched, touched_ids, touched_occ, bound >= 0)
-        if evict_on_insert:
-            n_evicted = touch_lru_evicting(w, first, n_touched, iteration, capacity,
-                                            touched_ids, touched_kind, cached, valid, pending,
-                                            last_use, ahead, log_ids, log_t, log_head,
-                                            log_tail, occupancy, evicted_ids, evicted_w,
-                                            evicted_pending, n_evicted, counts)
+        if settings.evict_on_insert:
+            n_evicted = touch_lru_evicting(w, first, n_touched, iteration, capacity, touches,
+                                            rows, evictor, n_evicted, counts)
         elif policy == POLICY_LRU:
-            log_reserve(w, n_touched - first, log_ids, log_t, log_head, log_tail, cached,
-                        last_use)
-            occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touched_ids,
-                                       touched_kind, cached, valid, lag, pending,
-                                       last_use, log_ids, log_t, log_tail, counts)
-        elif lfu_on_insert:
-            n_evicted = touch_lfu_on_insert(w, first, n_touched, iteration, bound, policy,
-                                            capacity, touched_ids, touched_kind, cached, valid,
-                                            lag, pending, last_use, use_count, heap_keys,
-                                            heap_ids, heap_t, heap_size, touch_seq, occupancy,
-                                            evicted_ids, evicted_w, evicted_pending, n_evicted,
-                                            counts)
+            log_reserve(w, n_touched - first, evictor.log_ids, evictor.log_t, evictor.log_head,
+                        evictor.log_tail, rows.cached, rows.last_use)
+            occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touches, rows,
+                                       evictor, counts)
+        elif settings.lfu_on_insert:
+            n_evicted = touch_lfu_on_insert(w, first, n_touched, iteration, settings, touches,
+                                            rows, evictor, n_evicted, counts)
         else:
-            occupancy[w] += _touch_lfu(w, first, n_touched, iteration, bound, policy,
-                                       permanent_cap, touched_ids, touched_kind, cached, valid,
-                                       lag, pending, last_use, use_count, permanent,
-                                       heap_keys, heap_ids, heap_t, heap_size, touch_seq, counts)
+            occupancy[w] += _touch_lfu(w, first, n_touched, iteration, settings, touches, rows,
+                                       evictor, counts)
         if bound >= 0:
-            n_pushed = _hold_updates(w, first, n_touched, bound, per_occurrence, touched_ids,
-                                     touched_occ, cached, pending, push_at, push_held, n_pushed)
+            n_pushed = _hold_updates(w, first, n_touched, bound, settings.per_occurrence,
+                                     touched_ids, touched_occ, rows.cached, rows.pending,
+                                     touches.push_at, touches.push_held, n_pushed)
         need = occupancy[w] - capacity
         if need > 0:
             if policy == POLICY_LRU:
-                evict_lru(w, need, iteration, cached, valid, pending, last_use, ahead, log_ids,
-                          log_t, log_head, log_tail, evicted_ids, evicted_w, evicted_pending,
-                          n_evicted)
+                evict_lru(w, need, iteration, rows, evictor, touches, n_evicted)
             else:
-                evict_lfu(w, need, iteration, cached, valid, pending, last_use, ahead,
-                          use_count, heap_keys, heap_ids, heap_t, heap_size, evicted_ids,
-                          evicted_w, evicted_pending, n_evicted)
+                evict_lfu(w, need, iteration, rows, evictor, touches, n_evicted)
             occupancy[w] -= need
             n_evicted += need
     return n_touched, n_evicted, n_pushed
@@ -149,13 +134,17 @@ def _hold_updates(w, first, last, bound, per_occurrence, touched_ids, touched_oc
 
 
 @numba.njit(cache=True, nogil=True)
-def _touch_lru(w, first, last, iteration, bound, touched_ids, touched_kind, cached, valid, lag,
-               pending, last_use, log_ids, log_t, log_tail, counts):  # pragma: no cover
+def _touch_lru(w, first, last, iteration, bound, touches, rows, evictor,
+               counts):  # pragma: no cover - numba
     """Classify and log worker w's lookups ``first..last``; the log must have room for them.
 
     The hottest loop of the simulator: one pass, no calls, counters in registers, the strict
     classification apart from HET's; the log's rare compaction is done before the loop
     (``log_reserve``). Returns the number of misses (rows inserted)."""
+    touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
+    cached, valid, lag, pending, last_use = (rows.cached, rows.valid, rows.lag, rows.pending,
+                                             rows.last_use)
+    log_ids, log_t, log_tail = evictor.log_ids, evictor.log_t, evictor.log_tail
     tail = log_tail[w]
     hits = 0
     misses = 0
@@ -192,11 +181,17 @@ def _sort_working_set(first, last, touched_ids, touched_occ, with_occurrences): 
 
 
 @numba.njit(cache=True, nogil=True)
-def _touch_lfu(w, first, last, iteration, bound, policy, permanent_cap, touched_ids, touched_kind,
-               cached, valid, lag, pending, last_use, use_count, permanent, heap_keys,
-               heap_ids, heap_t, heap_size, touch_seq, counts):  # pragma: no cover - numba
+def _touch_lfu(w, first, last, iteration, settings, touches, rows, evictor,
+               counts):  # pragma: no cover - numba
     """Classify worker w's lookups ``first..last`` and count them in the LFU heap; returns the
     number of misses."""
+    bound, policy, permanent_cap = settings.bound, settings.policy, settings.permanent_cap
+    touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
+    cached, valid, lag, pending, last_use = (rows.cached, rows.valid, rows.lag, rows.pending,
+                                             rows.last_use)
+    use_count, permanent, touch_seq = evictor.use_count, evictor.permanent, evictor.touch_seq
+    heap_keys, heap_ids, heap_t, heap_size = (evictor.heap_keys, evictor.heap_ids,
+                                              evictor.heap_t, evictor.heap_size)
     misses = 0
     for i in range(first, last):
         k = touched_ids[i]

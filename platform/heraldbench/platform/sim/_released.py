@@ -41,16 +41,20 @@ __all__ = ["reread_shared_hits", "touch_lfu_on_insert", "touch_lru_evicting"]
 
 
 @numba.njit(cache=True, nogil=True)
-def touch_lru_evicting(w, first, last, iteration, capacity, touched_ids, touched_kind, cached,
-                        valid, pending, last_use, ahead, log_ids, log_t, log_head, log_tail,
-                        occupancy, evicted_ids, evicted_w, evicted_pending, n_evicted,
-                        counts):  # pragma: no cover - numba
+def touch_lru_evicting(w, first, last, iteration, capacity, touches, rows, evictor, n_evicted,
+                       counts):  # pragma: no cover - numba
     """Worker w's lookups ``first..last`` (strict) with Herald's released LRU cache: a miss is
     inserted, and if that takes the cache over ``capacity`` the least recently used row goes
     at once. The victim is never a row touched this iteration (they are the most recent, and
     the cache holds at least one working set), but it may be a row of the working set not
     touched yet, which is then a miss when its turn comes. Returns the eviction records' new
-    length."""
+    length. ``touches``, ``rows`` and ``evictor`` are ``_bundles``' Touches, RowState and
+    Evictor."""
+    touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
+    cached, valid, last_use = rows.cached, rows.valid, rows.last_use
+    log_ids, log_t, log_head, log_tail = (evictor.log_ids, evictor.log_t, evictor.log_head,
+                                          evictor.log_tail)
+    occupancy = evictor.occupancy
     for i in range(first, last):
         k = touched_ids[i]
         kind = classify_strict(k, w, cached, valid)
@@ -63,8 +67,7 @@ def touch_lru_evicting(w, first, last, iteration, capacity, touched_ids, touched
         log_tail[w] += 1
         occupancy[w] += kind == TOUCH_MISS
         if occupancy[w] > capacity:
-            evict_lru(w, 1, iteration, cached, valid, pending, last_use, ahead, log_ids, log_t,
-                      log_head, log_tail, evicted_ids, evicted_w, evicted_pending, n_evicted)
+            evict_lru(w, 1, iteration, rows, evictor, touches, n_evicted)
             occupancy[w] -= 1
             n_evicted += 1
     return n_evicted
@@ -90,10 +93,8 @@ def reread_shared_hits(touched_ids, touched_w, touched_kind, n_touched, writers,
 
 
 @numba.njit(cache=True, nogil=True)
-def touch_lfu_on_insert(w, first, last, iteration, bound, policy, capacity, touched_ids,
-                        touched_kind, cached, valid, lag, pending, last_use, use_count, heap_keys,
-                        heap_ids, heap_t, heap_size, touch_seq, occupancy, evicted_ids, evicted_w,
-                        evicted_pending, n_evicted, counts):  # pragma: no cover - numba
+def touch_lfu_on_insert(w, first, last, iteration, settings, touches, rows, evictor, n_evicted,
+                        counts):  # pragma: no cover - numba
     """Worker w's lookups ``first..last`` (bounded staleness) with HET's released LFU or
     LFUOpt cache, in the three steps of one iteration there (cache.cc):
 
@@ -106,7 +107,17 @@ def touch_lfu_on_insert(w, first, last, iteration, bound, policy, capacity, touc
     3. the update's lookups: each row still held counts another use. A row not held then (not
        kept, or evicted in step 2) takes its update straight to the PS (``_hold_updates``).
 
-    Returns the eviction records' new length."""
+    Returns the eviction records' new length (bundles as :func:`touch_lru_evicting`, with
+    ``_bundles``' ReadSettings)."""
+    bound, policy, capacity = settings.bound, settings.policy, settings.capacity
+    touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
+    evicted_ids, evicted_w, evicted_pending = (touches.evicted_ids, touches.evicted_w,
+                                               touches.evicted_pending)
+    cached, valid, lag, pending, last_use = (rows.cached, rows.valid, rows.lag, rows.pending,
+                                             rows.last_use)
+    use_count, touch_seq, occupancy = evictor.use_count, evictor.touch_seq, evictor.occupancy
+    heap_keys, heap_ids, heap_t, heap_size = (evictor.heap_keys, evictor.heap_ids,
+                                              evictor.heap_t, evictor.heap_size)
     bit = cached.dtype.type(1 << w)
     for i in range(first, last):
         k = touched_ids[i]

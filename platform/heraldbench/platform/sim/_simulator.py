@@ -133,13 +133,14 @@ class _Run:
         self.ring = [
             IterationRecords.empty(record_size, self.workers, log_sent) for _ in range(self.lag + 1)
         ]
-        s = self.state  # the read kernel's arguments, bundled once and unpacked into each call
+        s = self.state  # the read kernel's bundles, as plain tuples (see _bundles)
         settings = ReadSettings(
-            self.workers, s.capacity, s.policy, s.permanent_cap,
-            self.sync.bound if self.het else -1, self.sync.clock_unit == "occurrence",
-            plan.reads.ascending, plan.reads.evict_on_insert, plan.reads.lfu_on_insert,
+            workers=self.workers, capacity=s.capacity, policy=s.policy,
+            permanent_cap=s.permanent_cap, bound=self.sync.bound if self.het else -1,
+            per_occurrence=self.sync.clock_unit == "occurrence", ascending=plan.reads.ascending,
+            evict_on_insert=plan.reads.evict_on_insert, lfu_on_insert=plan.reads.lfu_on_insert,
         )  # fmt: skip
-        self.read_args = (*settings, *s.read_rows(), *s.evictor())
+        self.read_args = (tuple(settings), tuple(s.read_rows()), tuple(s.evictor()))
         self.touches = [tuple(rec.touches()) for rec in self.ring]
         self.sync_settings = SyncSettings(
             self.workers, bool(self.sync.direct), self.strict, bool(self.check)
@@ -264,7 +265,7 @@ class _Run:
         counts = np.zeros(3, np.int64)
         rec_slot = iteration % len(self.ring)
         rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
-            batch.ids, assign, iteration, *self.read_args, *self.touches[rec_slot], counts,
+            batch.ids, assign, iteration, *self.read_args, self.touches[rec_slot], counts,
         )  # fmt: skip
         if self.reread_pushed:
             _released.reread_shared_hits(rec.touched_ids, rec.touched_w, rec.touched_kind,
