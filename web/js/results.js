@@ -154,6 +154,7 @@ function finishRow(row) {
     iterations: main && isNum(main.iterations) ? main.iterations : null,
     mlflow: row.runs.map((r) => r.mlflow_run_url).find(Boolean) || null,
     progress: runningProgress(row.runs),
+    stage: row.runs.filter((r) => r.status === "running").map((r) => r.stage).find(Boolean) || null,
   };
 }
 

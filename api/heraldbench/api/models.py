@@ -101,6 +101,8 @@ class Run(_Timestamps, Base):
     attempts: Mapped[int] = mapped_column(default=0)
     #: Fraction of the run's samples done (0..1) while it runs; written by the task, throttled.
     progress: Mapped[float | None]
+    #: What a running run does before its samples, shown instead of its progress (compiling).
+    stage: Mapped[str | None] = mapped_column(String(200))
     worker: Mapped[str | None] = mapped_column(String(200))
     mlflow_run_id: Mapped[str | None] = mapped_column(String(64))
     tracking_error: Mapped[str | None] = mapped_column(Text)

@@ -148,6 +148,7 @@ class RunOut(_Out):
     seed: Any
     status: Status
     progress: float | None
+    stage: str | None = None
     error: str | None
     traceback: str | None
     counts: JSONObject | None

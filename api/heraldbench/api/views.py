@@ -67,6 +67,7 @@ def _run_out(run: Run, relative: dict[str, float | None], link: str | None) -> R
         seed=run.seed,
         status=run.status,
         progress=run.progress,
+        stage=run.stage,
         error=run.error,
         traceback=run.traceback,
         counts=result.get("counts"),

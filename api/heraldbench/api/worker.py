@@ -83,7 +83,8 @@ def execute_run(database_url: str, run_id: int, dask_key: str, target: Any = Non
     claim = _claim_run(db, run_id, dask_key, target)
     if claim is None:
         return "skipped"
-    record = run_task(claim.run_task, _ProgressWriter(db, run_id, dask_key))  # never raises
+    writer = _ProgressWriter(db, run_id, dask_key)
+    record = run_task(claim.run_task, writer, on_stage=writer.stage)  # never raises
     status, closed = _finish_run(db, run_id, dask_key, record)
     if closed is not None and target is not None:
         _close_tracking(db, closed, target)
@@ -126,6 +127,20 @@ class _ProgressWriter:
                 )
         except Exception as exc:  # noqa: BLE001 - advisory; the run goes on
             logger.debug("progress of run %s not stored: %s", self.run_id, exc)
+
+    def stage(self, text: str | None) -> None:
+        """Store what the run does before its samples (None once they start)."""
+        self._stop_if_cancelled()
+        try:
+            with self.db.write() as session:
+                session.execute(
+                    update(Run)
+                    .where(Run.id == self.run_id, Run.dask_key == self.dask_key)
+                    .where(Run.status == Status.RUNNING)
+                    .values(stage=text)
+                )
+        except Exception as exc:  # noqa: BLE001 - advisory; the run goes on
+            logger.debug("stage of run %s not stored: %s", self.run_id, exc)
 
     def _stop_if_cancelled(self) -> None:
         try:
@@ -183,6 +198,7 @@ def _finish_run(db: Database, run_id: int, dask_key: str, record: Any) -> tuple[
         if run.status != Status.RUNNING or run.dask_key != dask_key:
             return str(run.status), None  # cancelled (or reassigned) meanwhile: keep that
         run.status = Status.SUCCEEDED if record.status == "finished" else Status.FAILED
+        run.stage = None
         if run.status == Status.SUCCEEDED:
             run.progress = 1.0
         run.result = json_safe(record.result)

@@ -18,7 +18,7 @@ import yaml
 from rich.progress import Progress
 
 from heraldbench.pipelines.cluster import ClusterOptions, dask_client, visible_gpus
-from heraldbench.pipelines.console import print_submission, progress_bar, run_counter
+from heraldbench.pipelines.console import print_submission, progress_bar, run_counter, warm_up_here
 from heraldbench.platform.cli import _user_errors, app, err, out
 from heraldbench.platform.documents import read_document
 from heraldbench.platform.exceptions import SpecError
@@ -77,8 +77,8 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="print results.json")] = False,
 ) -> None:
     """Run every (point, seed, scheduler) of SPEC as a Dask task, log to MLflow, compare."""
-    from heraldbench.pipelines.experiment import run_experiment
     from heraldbench.pipelines.admission import Admission, admit_grid
+    from heraldbench.pipelines.experiment import run_experiment
     from heraldbench.pipelines.tracking import tracking_uri, ui_hint
 
     with _user_errors():
@@ -87,6 +87,7 @@ def run(
         uri = None if no_mlflow else tracking_uri()
         tasks = len(grid.runs) * (2 if any(r.spec.mode == "train" for r in grid.runs) else 1)
         options = _cluster(scheduler_address, workers, train=tasks > len(grid.runs))
+        warm_up_here(err, [r.spec for r in grid.runs], options)
         with dask_client(options) as client, progress_bar(err, "runs") as bar:
             submission = run_experiment(
                 document,
@@ -250,11 +251,13 @@ def tune(
 
     with _user_errors():
         document = _read_document(spec)
-        tuning = tuning_spec(document).tuning  # fails before any cluster starts
+        tuned = tuning_spec(document)  # fails before any cluster starts
+        tuning = tuned.tuning
         total = trials or tuning.trials
         objectives = [metric_key(o) for o in tuning.objectives]
         uri = None if no_mlflow else tracking_uri()
         options = _cluster(scheduler_address, workers, train=document.get("mode") == "train")
+        warm_up_here(err, [tuned], options)
         with dask_client(options) as client, progress_bar(err, "trials") as bar:
             outcome = tune_study(
                 document, client=client, storage=storage, study_name=study, trials=trials,

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 from heraldbench.platform.exceptions import UnavailableError
 
-__all__ = ["SCHEDULER_ENV", "ClusterOptions", "dask_client", "gpu_workers", "visible_gpus"]
+__all__ = [
+    "SCHEDULER_ENV", "ClusterOptions", "dask_client", "gpu_workers", "is_local", "visible_gpus",
+]  # fmt: skip
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
@@ -47,6 +49,11 @@ class ClusterOptions:
     memory_limit: str | int | None = "auto"
     dashboard: bool = True
     gpus_per_worker: int = 0
+
+
+def is_local(options: ClusterOptions) -> bool:
+    """The command starts a LocalCluster on this machine (no scheduler address is given)."""
+    return not (options.address or os.environ.get(SCHEDULER_ENV))
 
 
 @contextmanager

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -10,10 +10,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from heraldbench.pipelines.cluster import ClusterOptions, is_local
 from heraldbench.pipelines.experiment import Submission
 from heraldbench.pipelines.tasks import RunRecord
 
-__all__ = ["print_submission", "progress_bar", "run_counter"]
+__all__ = ["print_submission", "progress_bar", "run_counter", "warm_up_here"]
 
 
 @contextmanager
@@ -33,6 +34,26 @@ def progress_bar(console: Console, label: str) -> Iterator[Progress | None]:
     )
     with bar:
         yield bar
+
+
+def warm_up_here(err: Console, specs: Iterable[Any], options: ClusterOptions) -> None:
+    """Compile the kernels ``specs`` need in this process, before a LocalCluster's workers
+    need them (they then load numba's cache), showing the steps on ``err``; a remote cluster's
+    workers compile on their own machines."""
+    if not is_local(options):
+        return
+    from heraldbench.platform.warmup import warm_up, warm_up_label
+
+    with progress_bar(err, "compiling the simulator's kernels, once per machine") as bar:
+        task = bar.add_task("", total=None) if bar is not None else None
+
+        def show(done: int, total: int, step: str) -> None:
+            if bar is not None:
+                bar.update(task, completed=done, total=total, description=step)
+            elif done < total:
+                err.print(f"{warm_up_label(done, total)} ({step})", highlight=False)
+
+        warm_up(specs, show)
 
 
 def run_counter(bar: Progress | None, total: int):

@@ -21,10 +21,16 @@ from typing import Any
 import yaml
 
 from heraldbench.pipelines.cluster import ClusterOptions, dask_client
-from heraldbench.pipelines.console import print_submission, progress_bar, run_counter
+from heraldbench.pipelines.console import (
+    print_submission,
+    progress_bar,
+    run_counter,
+    warm_up_here,
+)
 from heraldbench.pipelines.experiment import run_experiment
 from heraldbench.pipelines.tracking import home, tracking_uri, ui_hint
 from heraldbench.platform.schedulers import registered
+from heraldbench.platform.spec import ExperimentSpec, parse_spec
 
 __all__ = ["DEFAULT_SAMPLES", "PROFILE", "SCALE", "quickstart_spec", "run_quickstart"]
 
@@ -61,7 +67,8 @@ def run_quickstart(*, samples: int | None, cluster: ClusterOptions, out: Any, er
     spec_path = folder / "spec.yaml"
     spec_path.write_text(yaml.safe_dump(document, sort_keys=False))
     uri = tracking_uri()
-    _describe(document, out, spec_path)
+    spec = _describe(document, out, spec_path)
+    warm_up_here(err, [spec], cluster)
     with dask_client(cluster) as client, progress_bar(err, "runs") as bar:
         on_done = run_counter(bar, len(document["schedulers"]))
         submission = run_experiment(
@@ -75,9 +82,7 @@ def run_quickstart(*, samples: int | None, cluster: ClusterOptions, out: Any, er
     out.print(f"run it again, or edit it: heraldbench run {spec_path}")
 
 
-def _describe(document: dict[str, Any], out: Any, spec_path: Path) -> None:
-    from heraldbench.platform.spec import parse_spec
-
+def _describe(document: dict[str, Any], out: Any, spec_path: Path) -> ExperimentSpec:
     spec = parse_spec(document)
     trace = spec.dataset.open()
     rows = trace.layout.total_rows
@@ -91,3 +96,4 @@ def _describe(document: dict[str, Any], out: Any, spec_path: Path) -> None:
         f"{len(spec.schedulers)} schedulers: {', '.join(s.kind for s in spec.schedulers)}"
     )
     out.print(f"spec: {spec_path}")
+    return spec

@@ -37,6 +37,8 @@ __all__ = ["RunRecord", "RunTask", "run_task"]
 Action = Literal["simulate", "train"]
 #: ``progress(done, total)``: samples finished so far out of the run's total.
 Progress = Callable[[int, int], None]
+#: Called with what a run does before its samples (compiling), then with None.
+OnStage = Callable[[str | None], None]
 
 
 @dataclass(frozen=True)
@@ -112,13 +114,16 @@ class RunRecord:
     seconds: float = 0.0
 
 
-def run_task(task: RunTask, progress: Progress | None = None) -> RunRecord:
-    """Run and log one task; never raises. ``progress(done, total)`` is called as samples finish."""
+def run_task(
+    task: RunTask, progress: Progress | None = None, on_stage: OnStage | None = None
+) -> RunRecord:
+    """Run and log one task; never raises. ``progress(done, total)`` is called as samples
+    finish, ``on_stage`` while the kernels the run needs are compiled (where they are not yet)."""
     started = time.perf_counter()
     record = RunRecord(task, worker=_worker_name())
     tracker = _Tracker(task, record)
     try:
-        record.result, record.series = _execute(task, progress)
+        record.result, record.series = _execute(task, progress, on_stage)
         record.status = "finished"
         tracker.log_result()
     except Exception as exc:  # noqa: BLE001 - recorded, never lost
@@ -140,13 +145,14 @@ def _worker_name() -> str | None:
 
 
 def _execute(
-    task: RunTask, progress: Progress | None
+    task: RunTask, progress: Progress | None, on_stage: OnStage | None
 ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     from heraldbench.platform.runner import simulate_run
     from heraldbench.platform.spec import parse_spec
 
     spec = parse_spec(task.spec)
     sched = spec.schedulers[0]
+    _warm_up(spec, on_stage)
     if task.action == "train":
         return _train(task, spec, sched, progress)
     trace = spec.dataset.open()
@@ -159,6 +165,17 @@ def _execute(
     result["cache_rows"] = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
     result["dataset"] = trace.describe()
     return _plain(result), {k: np.asarray(v) for k, v in run.series.items()}
+
+
+def _warm_up(spec: Any, on_stage: OnStage | None) -> None:
+    """Compile what the run needs first, where this machine has not (platform.warmup)."""
+    from heraldbench.platform.warmup import warm_up, warm_up_label
+
+    def show(done: int, total: int, step: str) -> None:
+        if on_stage is not None:
+            on_stage(f"{warm_up_label(done, total)} ({step})" if done < total else None)
+
+    warm_up([spec], show)
 
 
 def _plain(document: dict[str, Any]) -> dict[str, Any]:
