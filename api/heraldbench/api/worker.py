@@ -117,30 +117,25 @@ class _ProgressWriter:
         if total <= 0 or now - self._last < PROGRESS_SECONDS:
             return
         self._last = now
-        try:
-            with self.db.write() as session:
-                session.execute(
-                    update(Run)
-                    .where(Run.id == self.run_id, Run.dask_key == self.dask_key)
-                    .where(Run.status == Status.RUNNING)
-                    .values(progress=round(min(done / total, 1.0), 4))
-                )
-        except Exception as exc:  # noqa: BLE001 - advisory; the run goes on
-            logger.debug("progress of run %s not stored: %s", self.run_id, exc)
+        self._store(progress=round(min(done / total, 1.0), 4))
 
     def stage(self, text: str | None) -> None:
         """Store what the run does before its samples (None once they start)."""
         self._stop_if_cancelled()
+        self._store(stage=text)
+
+    def _store(self, **values: Any) -> None:
+        """Set ``values`` on the run while it is still this task's running row."""
         try:
             with self.db.write() as session:
                 session.execute(
                     update(Run)
                     .where(Run.id == self.run_id, Run.dask_key == self.dask_key)
                     .where(Run.status == Status.RUNNING)
-                    .values(stage=text)
+                    .values(**values)
                 )
         except Exception as exc:  # noqa: BLE001 - advisory; the run goes on
-            logger.debug("stage of run %s not stored: %s", self.run_id, exc)
+            logger.debug("%s of run %s not stored: %s", ", ".join(values), self.run_id, exc)
 
     def _stop_if_cancelled(self) -> None:
         try:
