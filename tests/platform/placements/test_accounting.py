@@ -141,7 +141,7 @@ def test_recshard_spills_to_host_memory_and_counts_its_reads():
     sizes = (50, 7, 200)
     tables = tables_of(sizes)
     batches = made_batches(sizes, 24 * 5, seed=2, max_len=2)
-    tight = Topology(2, 3, device_memory_bytes=200 * 36, host_memory_bytes=1 << 30)
+    tight = Topology(2, 3, device_memory_bytes=30 * 36, host_memory_bytes=1 << 30)
     stats = stats_of_batches(batches, sizes)
     plan = create("recshard").place(tables, tight, stats)
     assert memory_use(plan).host.sum() > 0
