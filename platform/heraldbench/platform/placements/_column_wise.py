@@ -42,7 +42,8 @@ class ColumnWise(PlacementAlgorithm):
                  for column, width in self._cuts(table)]
         costs = [expected_lookups(stats, t) * width for t, _, width in items]
         sizes = [tables[t].rows * tables[t].row_bytes(width) for t, _, width in items]
-        devices = greedy_devices(costs, sizes, topology)
+        labels = [f"table {tables[t].name!r} columns {c}..{c + w - 1}" for t, c, w in items]
+        devices = greedy_devices(costs, sizes, topology, labels)
         shards: list[list] = [[] for _ in tables]
         for (t, column, width), device in zip(items, devices, strict=True):
             shards[t].append(uniform_shard(tables[t].rows, column, width, Scope.DEVICE, device))

@@ -25,7 +25,8 @@ from heraldbench.platform.placements.types import (
 __all__ = ["TableWise", "greedy_devices"]
 
 
-def greedy_devices(costs: list[float], sizes: list[int], topology: Topology) -> list[int]:
+def greedy_devices(costs: list[float], sizes: list[int], topology: Topology,
+                   labels: list[str]) -> list[int]:
     """A device per item: largest cost first, onto the least-loaded device it fits on."""
     load = np.zeros(topology.devices)
     used = np.zeros(topology.devices)
@@ -33,7 +34,7 @@ def greedy_devices(costs: list[float], sizes: list[int], topology: Topology) -> 
     for item in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
         fits = np.flatnonzero(used + sizes[item] <= topology.device_memory_bytes)
         if fits.size == 0:
-            raise CapacityError(f"shard {item} of {sizes[item]:,} bytes fits on no device: "
+            raise CapacityError(f"{labels[item]} ({sizes[item]:,} bytes) fits on no device: "
                                 f"device_memory_bytes is {topology.device_memory_bytes:,}")
         device = int(fits[np.argmin(load[fits])])
         load[device] += costs[item]
@@ -56,7 +57,8 @@ class TableWise(PlacementAlgorithm):
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
         costs = [expected_lookups(stats, t) * table.dim for t, table in enumerate(tables)]
         sizes = [table.rows * table.row_bytes(table.dim) for table in tables]
-        devices = greedy_devices(costs, sizes, topology)
+        devices = greedy_devices(costs, sizes, topology,
+                                 [f"table {t.name!r}" for t in tables])
         return tuple(
             TablePlacement(table, (whole_table(table, device),))
             for table, device in zip(tables, devices, strict=True)
