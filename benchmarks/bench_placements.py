@@ -94,7 +94,7 @@ def comparison(samples: int) -> dict[str, float]:
     topology = Topology(2, 4, device_memory_bytes=16 << 30)
     out = {}
     kinds = ["row-wise", "table-row-wise", "flexshard"]
-    for headroom in (0.0, 0.1, 0.5):
+    for headroom in (0.0, 0.001, 0.01, 0.1):
         knobs = {"flexshard": {"batch_size": 256, "memory_headroom": headroom}}
         runs = run_placements(source, tables, topology, kinds if headroom == 0 else ["flexshard"],
                               256, TierLinks.from_profile("tcp-100g"), knobs)
@@ -106,6 +106,10 @@ def comparison(samples: int) -> dict[str, float]:
             out[f"{name}_max_device_MiB"] = round(summary["device_memory_max_bytes"] / 2**20, 1)
             out[f"{name}_comm_ms_per_it"] = round(summary["comm_ms_per_iteration"], 3)
             out[f"{name}_load_balance"] = round(summary["load_balance"], 3)
+    for key in [k for k in out if k.startswith("flexshard") and k.endswith("_inter_MB_per_it")]:
+        for baseline in ("row-wise", "table-row-wise"):
+            ratio = out[key] / out[f"{baseline}_inter_MB_per_it"]
+            out[key.replace("_inter_MB_per_it", f"_inter_vs_{baseline}")] = round(ratio, 3)
     return out
 
 

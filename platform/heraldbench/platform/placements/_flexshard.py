@@ -19,7 +19,8 @@ import numpy as np
 
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.placements._base import PlacementAlgorithm, register
-from heraldbench.platform.placements._row_wise import RowWise
+from heraldbench.platform.placements._hottest import most_read
+from heraldbench.platform.placements._row_wise import row_wise_peak
 from heraldbench.platform.placements.memory import memory_use
 from heraldbench.platform.placements.types import (
     OWNER_DTYPE,
@@ -70,8 +71,7 @@ class FlexShard(PlacementAlgorithm):
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
         assert stats is not None
-        baseline = RowWise().place(tables, topology)
-        budget = memory_use(baseline).device.max() * (1 + self.memory_headroom)
+        budget = row_wise_peak(tables, topology) * (1 + self.memory_headroom)
         tiers = self._tiers(tables, topology, stats, budget)
         while True:
             placed = _assign(tables, topology, tiers)
@@ -112,12 +112,9 @@ def _hottest(counts, limit: int = 1 << 22) -> tuple[np.ndarray, np.ndarray]:
     """Tables and rows of the most read rows, most read first (at most ``limit``, read once
     at least); the rest stay cold without being sorted, so 100 M rows place in seconds."""
     flat = np.concatenate(counts)
-    bases = _bases(counts)
-    take = min(limit, int((flat > 0).sum()))
-    if take == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    top = np.argpartition(-flat, take - 1)[:take] if take < flat.size else np.arange(flat.size)
+    top = most_read(flat, min(limit, int(np.count_nonzero(flat))))
     top = top[np.argsort(-flat[top], kind="stable")]
+    bases = _bases(counts)
     tables = np.searchsorted(bases, top, side="right") - 1
     return tables, top - bases[tables]
 

@@ -16,6 +16,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from heraldbench.platform.exceptions import CapacityError, SpecError
 from heraldbench.platform.placements._base import PlacementAlgorithm, register
+from heraldbench.platform.placements._hottest import most_read, top_read_sums
 from heraldbench.platform.placements.types import (
     OWNER_DTYPE,
     SCOPE_DTYPE,
@@ -55,7 +56,7 @@ class RecShard(PlacementAlgorithm):
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
         assert stats is not None
         kept = [[int(np.ceil(b * t.rows)) for b in self.buckets] for t in tables]
-        device_reads = [_top_sums(c, n) for c, n in zip(stats.counts, kept, strict=True)]
+        device_reads = [top_read_sums(c, n) for c, n in zip(stats.counts, kept, strict=True)]
         choice = self._solve(tables, topology, kept, device_reads, stats)
         return tuple(_table(table, counts, kept[t][k], g)
                      for t, (table, counts, (g, k)) in
@@ -109,24 +110,11 @@ class RecShard(PlacementAlgorithm):
         return [tuple(int(i) for i in np.argwhere(z[t] > 0.5)[0]) for t in range(n_t)]
 
 
-def _top_sums(counts: np.ndarray, kept: list[int]) -> list[float]:
-    """Reads of the ``n`` most read rows, for each ``n`` in ``kept`` (no full sort)."""
-    out = []
-    for n in kept:
-        if n == 0:
-            out.append(0.0)
-        elif n >= counts.size:
-            out.append(float(counts.sum()))
-        else:
-            out.append(float(np.partition(counts, counts.size - n)[counts.size - n:].sum()))
-    return out
-
-
 def _table(table: TableInfo, counts: np.ndarray, kept: int, device: int) -> TablePlacement:
     scope = np.full(table.rows, int(Scope.HOST_MEMORY), SCOPE_DTYPE)
     if kept >= table.rows:
         scope[:] = int(Scope.DEVICE)
     elif kept > 0:
-        scope[np.argpartition(-counts, kept - 1)[:kept]] = int(Scope.DEVICE)
+        scope[most_read(counts, kept)] = int(Scope.DEVICE)
     owner = np.full(table.rows, device, OWNER_DTYPE)
     return TablePlacement(table, (ColumnShard(0, table.dim, scope, owner),))

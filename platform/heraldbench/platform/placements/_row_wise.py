@@ -22,7 +22,12 @@ from heraldbench.platform.placements.types import (
     Topology,
 )
 
-__all__ = ["RowWise", "TableRowWise"]
+__all__ = ["RowWise", "TableRowWise", "row_wise_peak"]
+
+
+def row_wise_peak(tables: tuple[TableInfo, ...], topology: Topology) -> int:
+    """Row-wise's largest per-device memory: device 0 holds a full block of every table."""
+    return sum(-(-t.rows // topology.devices) * t.row_bytes(t.dim) for t in tables)
 
 
 def blocked(table: TableInfo, devices: np.ndarray) -> TablePlacement:

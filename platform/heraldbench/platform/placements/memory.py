@@ -32,8 +32,9 @@ def memory_use(placement: Placement) -> MemoryUse:
     for part in placement.tables:
         for shard in part.shards:
             row_bytes = part.table.row_bytes(shard.width)
-            rows_by = {s: np.bincount(shard.owner[shard.scope == s].astype(np.int64),
-                                      minlength=topo.devices) for s in Scope}
+            codes = shard.scope.astype(np.int64) * topo.devices + shard.owner
+            by_code = np.bincount(codes, minlength=len(Scope) * topo.devices)
+            rows_by = {s: by_code[int(s) * topo.devices:(int(s) + 1) * topo.devices] for s in Scope}
             device += rows_by[Scope.DEVICE] * row_bytes
             host += rows_by[Scope.HOST_MEMORY].reshape(topo.hosts, -1).sum(1) * row_bytes
             per_local = rows_by[Scope.PER_HOST][: topo.devices_per_host]
