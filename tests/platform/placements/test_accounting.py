@@ -149,3 +149,10 @@ def test_recshard_spills_to_host_memory_and_counts_its_reads():
     traffic = account(plan, batches, BATCH)
     assert traffic.host_memory_reads.sum() > 0
     assert_same(traffic, account_reference(plan, batches, BATCH))
+
+
+def test_recshard_with_room_keeps_every_row_in_device_memory():
+    sizes = (500, 60, 2000)
+    batches = made_batches(sizes, 24 * 20, seed=6)
+    plan = placed("recshard", tables_of(sizes), batches)
+    assert memory_use(plan).host.sum() == 0
