@@ -71,6 +71,7 @@ def test_data_parallel_sends_nothing_forward():
     batches = made_batches(sizes, 240, seed=1)
     traffic = account(placed("data-parallel", tables_of(sizes), batches), batches, BATCH)
     assert traffic.forward.sum() == traffic.backward.sum() == traffic.ids_sent.sum() == 0
+    assert traffic.alltoall_bytes_per_tier().sum() == 0
     assert traffic.sync.sum() > 0
 
 

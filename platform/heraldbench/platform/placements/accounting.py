@@ -48,6 +48,11 @@ class Traffic:
         total = float(self.lookups.sum())
         return self.peak_lookups * len(self.lookups) / total if total else 1.0
 
+    def alltoall_bytes_per_tier(self) -> np.ndarray:
+        """Bytes of the forward and backward all-to-alls per iteration per tier, all devices
+        (the replicas' all-reduce apart): FlexShard's "global all-to-all" is the inter tier."""
+        return (self.forward + self.backward).sum(0) / max(self.iterations, 1)
+
     def bytes_per_tier(self) -> np.ndarray:
         """Bytes sent per iteration per tier by all devices, forward + backward + sync."""
         return (self.forward + self.backward + self.sync).sum(0) / max(self.iterations, 1)

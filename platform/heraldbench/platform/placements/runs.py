@@ -42,6 +42,8 @@ class PlacementRun:
             "iterations": self.traffic.iterations,
             "intra_host_bytes_per_iteration": float(tiers[0]),
             "inter_host_bytes_per_iteration": float(tiers[1]),
+            "inter_host_alltoall_bytes_per_iteration":
+                float(self.traffic.alltoall_bytes_per_tier()[1]),
             "sync_bytes_per_iteration": float(self.traffic.sync.sum() / it),
             "device_memory_max_bytes": self.device_memory_max,
             "host_memory_max_bytes": self.host_memory_max,
