@@ -102,6 +102,8 @@ def comparison(samples: int) -> dict[str, float]:
             name = run.kind if run.kind != "flexshard" else f"flexshard_headroom_{headroom}"
             summary = run.summary()
             out[f"{name}_inter_MB_per_it"] = round(summary["inter_host_bytes_per_iteration"] / 1e6, 3)
+            alltoall = summary["inter_host_alltoall_bytes_per_iteration"]
+            out[f"{name}_inter_alltoall_MB_per_it"] = round(alltoall / 1e6, 3)
             out[f"{name}_intra_MB_per_it"] = round(summary["intra_host_bytes_per_iteration"] / 1e6, 3)
             out[f"{name}_max_device_MiB"] = round(summary["device_memory_max_bytes"] / 2**20, 1)
             out[f"{name}_comm_ms_per_it"] = round(summary["comm_ms_per_iteration"], 3)
