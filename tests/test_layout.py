@@ -137,3 +137,11 @@ def test_executors_import_no_results_layer() -> None:
     results = tuple(f"{ENGINE}.{m}" for m in ("runner", "training", "report", "comparison"))
     for executor in ("sim", "train", "distributed"):
         assert _imported_from(f"{ENGINE}.{executor}", results) == []
+
+
+def test_placements_build_on_data_and_foundations_alone() -> None:
+    """The sharded paradigm sits beside the schedulers: it reads traces, never the cache
+    paradigm's contract, schedulers, executors, spec or results."""
+    above = ("contract", "counters", "schedulers", "sim", "train", "distributed", "spec",
+             "runner", "training", "report", "comparison", "cli")
+    assert _imported_from(f"{ENGINE}.placements", tuple(f"{ENGINE}.{m}" for m in above)) == []

@@ -262,6 +262,7 @@ def main() -> None:
 from heraldbench.platform import (
     calibrate_cli,  # noqa: F401  (registers `calibrate`)
     conformance_cli,  # noqa: F401  (registers `conformance`)
+    place_cli,  # noqa: F401  (registers `place`)
     profile_cli,  # noqa: F401  (registers `profile-cluster`)
     reproduce_cli,  # noqa: F401  (registers `reproduce`)
 )

@@ -1,0 +1,127 @@
+"""``recshard``: each table on one device, its most read rows in that device's memory and the
+rest in its host's memory, chosen by a mixed-integer program over the trace's statistics.
+
+From RecShard (Sethi et al., ASPLOS'22): per-row placement of embedding tables over GPU memory
+and host (UVM) memory from the training data's access statistics, balanced across GPUs by a
+MILP. Our choices (docs/sharding.md): the rows kept in device memory are a hottest-first prefix
+of a fixed menu of fractions (``buckets``), so the program has tables × devices × buckets
+binaries and solves in seconds; a read from host memory costs ``host_read_cost`` device reads;
+the objective is the busiest device's cost plus a tenth of the mean device's. Solved with
+HiGHS through ``scipy.optimize.milp``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from heraldbench.platform.exceptions import CapacityError, SpecError
+from heraldbench.platform.placements._base import PlacementAlgorithm, register
+from heraldbench.platform.placements._hottest import most_read, top_read_sums
+from heraldbench.platform.placements.types import (
+    OWNER_DTYPE,
+    SCOPE_DTYPE,
+    AccessStats,
+    ColumnShard,
+    Scope,
+    TableInfo,
+    TablePlacement,
+    Topology,
+)
+
+__all__ = ["RecShard"]
+
+#: Stop within 1% of the optimum (ours: the cost model is coarser than that).
+MIP_GAP = 0.01
+#: Weight of the mean device's cost in the objective, beside the busiest device's (ours).
+MEAN_WEIGHT = 0.1
+#: Shares of a table's rows kept in device memory, hottest first (our menu).
+BUCKETS = (0.0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+
+
+@register
+class RecShard(PlacementAlgorithm):
+    """Table per device, hot rows in device memory, the rest in host memory (a MILP)."""
+
+    kind = "recshard"
+    needs_stats = True
+
+    def __init__(self, host_read_cost: float = 10.0, time_limit_s: float = 60.0,
+                 buckets: tuple[float, ...] = BUCKETS) -> None:
+        if not host_read_cost >= 1:
+            raise SpecError(f"recshard host_read_cost must be >= 1, got {host_read_cost!r}")
+        if not time_limit_s > 0:
+            raise SpecError(f"recshard time_limit_s must be > 0, got {time_limit_s!r}")
+        if not buckets or sorted(buckets) != list(buckets) or buckets[-1] != 1.0 or buckets[0] < 0:
+            raise SpecError(f"recshard buckets must ascend within [0, 1] to 1.0, got {buckets!r}")
+        self.host_read_cost, self.time_limit_s = float(host_read_cost), float(time_limit_s)
+        self.buckets = tuple(float(b) for b in buckets)
+
+    def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
+               stats: AccessStats | None) -> tuple[TablePlacement, ...]:
+        assert stats is not None
+        kept = [[int(np.ceil(b * t.rows)) for b in self.buckets] for t in tables]
+        device_reads = [top_read_sums(c, n) for c, n in zip(stats.counts, kept, strict=True)]
+        choice = self._solve(tables, topology, kept, device_reads, stats)
+        return tuple(_table(table, counts, kept[t][k], g)
+                     for t, (table, counts, (g, k)) in
+                     enumerate(zip(tables, stats.counts, choice, strict=True)))
+
+    def _solve(self, tables, topo, kept, device_reads, stats) -> list[tuple[int, int]]:
+        """(device, bucket) per table minimising the busiest device's cost."""
+        n_t, n_g, n_k = len(tables), topo.devices, len(self.buckets)
+        n = n_t * n_g * n_k + 1  # z[t, g, k] and the makespan C
+        per_sample = max(stats.samples, 1)
+        cost = np.zeros((n_t, n_k))
+        dev_mem, host_mem = np.zeros((n_t, n_k)), np.zeros((n_t, n_k))
+        for t, table in enumerate(tables):
+            total = float(stats.counts[t].sum())
+            hot = np.asarray(device_reads[t], np.float64)
+            cost[t] = (hot + (total - hot) * self.host_read_cost) / per_sample
+            rb = table.row_bytes(table.dim)
+            dev_mem[t] = np.asarray(kept[t]) * rb
+            host_mem[t] = (table.rows - np.asarray(kept[t])) * rb
+        rows_a, lo, hi = [], [], []
+        for t in range(n_t):  # each table placed once
+            row = np.zeros(n)
+            row[t * n_g * n_k:(t + 1) * n_g * n_k] = 1
+            rows_a.append(row), lo.append(1), hi.append(1)
+        for g in range(n_g):
+            for weights, cap, extra in ((cost, 0.0, -1.0), (dev_mem, topo.device_memory_bytes, 0)):
+                row = np.zeros(n)
+                for t in range(n_t):
+                    row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = weights[t]
+                row[-1] = extra
+                rows_a.append(row), lo.append(-np.inf), hi.append(cap)
+        for h in range(topo.hosts):
+            row = np.zeros(n)
+            for g in range(h * topo.devices_per_host, (h + 1) * topo.devices_per_host):
+                for t in range(n_t):
+                    row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = host_mem[t]
+            rows_a.append(row), lo.append(-np.inf), hi.append(topo.host_memory_bytes)
+        objective = np.zeros(n)
+        objective[-1] = 1.0
+        # a tenth of the mean device's cost besides the busiest one's: devices off the critical
+        # path keep their hot rows in device memory too (the solver's gap ignores a tiny weight)
+        objective[:-1] = MEAN_WEIGHT / n_g * np.repeat(cost[:, None, :], n_g, axis=1).ravel()
+        integrality = np.ones(n)
+        integrality[-1] = 0
+        result = milp(objective, constraints=LinearConstraint(np.array(rows_a), lo, hi),
+                      integrality=integrality, bounds=Bounds(0, np.r_[np.ones(n - 1), np.inf]),
+                      options={"time_limit": self.time_limit_s, "mip_rel_gap": MIP_GAP})
+        if result.x is None:
+            raise CapacityError(f"recshard finds no placement within device_memory_bytes "
+                                f"{topo.device_memory_bytes:,} and host_memory_bytes "
+                                f"{topo.host_memory_bytes:,}: {result.message}")
+        z = np.round(result.x[:-1]).reshape(n_t, n_g, n_k)
+        return [tuple(int(i) for i in np.argwhere(z[t] > 0.5)[0]) for t in range(n_t)]
+
+
+def _table(table: TableInfo, counts: np.ndarray, kept: int, device: int) -> TablePlacement:
+    scope = np.full(table.rows, int(Scope.HOST_MEMORY), SCOPE_DTYPE)
+    if kept >= table.rows:
+        scope[:] = int(Scope.DEVICE)
+    elif kept > 0:
+        scope[most_read(counts, kept)] = int(Scope.DEVICE)
+    owner = np.full(table.rows, device, OWNER_DTYPE)
+    return TablePlacement(table, (ColumnShard(0, table.dim, scope, owner),))
