@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from heraldbench.platform.distributed.links import Links
 from heraldbench.platform.distributed.worker import leave_finished, write_whole
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.timeprofile import FORMAT, VERSION, fit_link
@@ -68,32 +69,48 @@ def run_probe_rank(options: dict[str, Any], rank: int, world: int, master: str,
 
 
 def profile_cluster(options: dict[str, Any], ranks: int, scheduler_address: str | None = None,
-                    timeout_s: float = 300.0) -> dict[str, Any]:  # fmt: skip
-    """Measure ``ranks`` ranks (here, or on the Dask cluster) and return the profile document."""
+                    timeout_s: float = 300.0, links: Links | None = None) -> dict[str, Any]:  # fmt: skip
+    """Measure ``ranks`` ranks (here, or on the Dask cluster) and return the profile document;
+    with ``links``, the local ranks sit on shaped links (:mod:`.links`) and those are measured."""
     if ranks < 2:
         raise SpecError(f"--ranks: profiling needs at least 2 ranks, got {ranks}")
     if scheduler_address is not None:
+        if links is not None:
+            raise SpecError("--link shapes ranks started on this machine; a Dask cluster's "
+                            "ranks run on its own network (drop --link or --scheduler-address)")  # fmt: skip
         result = _on_dask(options, ranks, scheduler_address)
     else:
-        result = _local(options, ranks, timeout_s)
-    return profile_document(result, options, ranks)
+        result = _local(options, ranks, timeout_s, links)
+    document = profile_document(result, options, ranks)
+    if links is not None:
+        document["provenance"]["links"] = links.describe()
+        document["name"] = f"{document['name']}-shaped"
+    return document
 
 
-def _local(options: dict[str, Any], world: int, timeout_s: float) -> dict[str, Any]:
-    from heraldbench.platform.distributed.launch import _die_with_parent, free_port, stop
+def _local(options: dict[str, Any], world: int, timeout_s: float,
+           links: Links | None = None) -> dict[str, Any]:  # fmt: skip
+    from heraldbench.platform.distributed.launch import (
+        master_address,
+        rank_network,
+        rank_placement,
+        stop,
+    )
 
     threads = max(1, (os.cpu_count() or 1) // world)  # as launch_local gives the trainer's ranks
-    job = {"options": options, "world": world, "master": f"127.0.0.1:{free_port()}",
-           "threads": threads}  # fmt: skip
-    with tempfile.TemporaryDirectory(prefix="heraldbench-profile-") as folder:
+    with rank_network(links, world) as network, \
+            tempfile.TemporaryDirectory(prefix="heraldbench-profile-") as folder:  # fmt: skip
+        job = {"options": options, "world": world, "master": master_address(network),
+               "threads": threads}  # fmt: skip
         root = Path(folder)
         (root / "job.json").write_text(json.dumps(job))
         logs = [open(root / f"rank-{rank}.log", "wb") for rank in range(world)]  # noqa: SIM115
-        procs = [subprocess.Popen(
-            [sys.executable, "-m", "heraldbench.platform.distributed.profiling", folder, str(rank)],
-            stdout=logs[rank], stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
-            for rank in range(world)]  # fmt: skip
+        procs: list[subprocess.Popen] = []
         try:
+            procs.extend(subprocess.Popen(
+                [sys.executable, "-m", "heraldbench.platform.distributed.profiling", folder,
+                 str(rank)], stdout=logs[rank], stderr=subprocess.STDOUT,
+                **rank_placement(network, rank)) for rank in range(world))  # fmt: skip
             _wait(procs, root, timeout_s)
         finally:
             stop(procs)
