@@ -52,6 +52,8 @@ PREFIX = "hb-"
 RANK_INTERFACE = "hb0"
 SUBNET = "10.213.0"
 MASTER_PORT = 29500
+#: An Ethernet frame at the veth's MTU of 1500, with its header.
+FRAME_BYTES = 1514
 _CLONE_NEWNET = 0x40000000
 NO_NETEM = ("; a link latency needs the kernel's netem qdisc (sch_netem), which this kernel "
             "lacks: give the link's rate only")
@@ -146,12 +148,13 @@ def _run(command: list[str], hint: str = "") -> None:
 
 def _shape(namespace: str, device: str, link: Link) -> None:
     """Egress of ``device``: netem for half the link's latency (the other half is on the far
-    end), if it adds any, then tbf for the rate. The tbf bucket holds 1 ms at the rate (at least
-    64 KiB, so a segmented GSO burst passes) and its queue 0.5 s, so that TCP sees queueing, not
-    drops."""
+    end), if it adds any, then tbf for the rate. The bucket holds 1 ms at the rate, at least four
+    full frames (a NIC sends at line rate and saves no credit while idle, so the burst a round
+    gets for free is kept small); tbf cuts larger GSO packets into frames. Its queue holds 0.5 s
+    at the rate, so that TCP sees queueing, not drops."""
     rate_bytes = link.rate_bit_s / 8
-    burst = max(int(rate_bytes * 1e-3), 65536)
-    limit = max(int(rate_bytes * 0.5), 4 * burst)
+    burst = max(int(rate_bytes * 1e-3), 4 * FRAME_BYTES)
+    limit = max(int(rate_bytes * 0.5), 64 * FRAME_BYTES)
     tc = ["tc", "-n", namespace, "qdisc", "add", "dev", device]
     parent = ["root"]
     if link.latency_s > 0:
