@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -148,3 +149,14 @@ def test_no_namespace_is_left_when_a_rank_dies():
     assert not thread.is_alive(), "the run did not fail"
     assert isinstance(outcome["error"], DistributedError) and "rank 1" in str(outcome["error"])
     assert leftover_namespaces(os.getpid()) == []
+
+
+def test_profile_cluster_refuses_a_bad_link_with_exit_status_2(tmp_path):
+    code = "from heraldbench.platform.cli import main; main()"
+    for args, message in ((["--link", "fast"], "'fast'"),
+                          (["--inside-link", "1gbit"], "need --link")):  # fmt: skip
+        done = subprocess.run([sys.executable, "-c", code, "profile-cluster", "--out",
+                               str(tmp_path / "p.yaml"), *args],
+                              check=False, capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert message in " ".join(done.stderr.split()), done.stderr
