@@ -12,7 +12,7 @@ import yaml
 from heraldbench.platform.exceptions import ProfileError, SpecError
 from heraldbench.platform.limits import check_runnable
 from heraldbench.platform.spec import parse_spec
-from heraldbench.platform.timecheck import time_check, time_check_md
+from heraldbench.platform.timecheck import order_beyond, time_check, time_check_md
 from heraldbench.platform.timemodel import PROFILES, get_profile, model_time, model_times
 from heraldbench.platform.timeprofile import fit_link, load_time_profile, save_time_profile
 
@@ -175,3 +175,12 @@ def test_no_check_without_measured_runs() -> None:
     run = _run("naive", 0.1, {})
     del run["measured"]
     assert time_check([run]) is None
+
+
+def test_the_strict_order_check_has_no_tie_band_on_the_measured_side():
+    """Where modelled times differ by 10% or more the measured order must agree, however close
+    the measured times; pairs modelled closer than 10% are not judged."""
+    rows = [{"label": "naive", "modelled_s": 1.00, "measured_s": 1.00},
+            {"label": "herald", "modelled_s": 0.85, "measured_s": 1.01},
+            {"label": "fae", "modelled_s": 0.99, "measured_s": 0.90}]  # fmt: skip
+    assert order_beyond(rows) == [["naive", "herald"], ["herald", "fae"]]

@@ -24,3 +24,15 @@ def test_parse_bytes_rejects_with_the_value(text) -> None:
 def test_format_bytes() -> None:
     assert format_bytes(1717986918) == "1.60 GiB"
     assert format_bytes(512) == "512 B"
+
+
+def test_rates_and_durations_read_as_tc_writes_them():
+    from heraldbench.platform.units import parse_duration, parse_rate
+
+    assert parse_rate("200mbit") == 2e8 and parse_rate("1gbit") == 1e9
+    assert parse_duration("2ms") == pytest.approx(0.002) and parse_duration("500us") == 5e-4
+    for bad, message in (("fast", "'fast'"), ("10mbps", "'mbps'"), ("1kbit", "'1kbit'")):
+        with pytest.raises(ValueError, match=message):
+            parse_rate(bad)
+    with pytest.raises(ValueError, match="'11s'"):
+        parse_duration("11s")

@@ -13,7 +13,8 @@ classes below to HTTP status codes in one place (``heraldbench.api``)::
     ├── NotFoundError(LookupError)       an unknown experiment, run, dataset  -> 404
     ├── CapacityError(ValueError)        a cache cannot hold what it must     -> 422
     ├── UnavailableError(ConnectionError)  a Dask scheduler or tracking server
-    │                                      cannot be reached                  -> 503
+    │   │                                  cannot be reached                  -> 503
+    │   └── LinksUnavailableError          shaped links need root, ip and tc  -> 503
     └── InvariantViolation(AssertionError)  the accounting broke     -> 500
 """
 
@@ -28,6 +29,7 @@ __all__ = [
     "DistributedError",
     "HeraldbenchError",
     "InvariantViolation",
+    "LinksUnavailableError",
     "NotFoundError",
     "ProfileError",
     "SpecError",
@@ -116,6 +118,11 @@ class CapacityError(HeraldbenchError, ValueError):
 
 class UnavailableError(HeraldbenchError, ConnectionError):
     """A service heraldbench relies on (Dask scheduler, MLflow server) cannot be reached."""
+
+
+class LinksUnavailableError(UnavailableError):
+    """Shaped links (ranks in network namespaces) cannot be made here: not root, no ``ip`` or
+    ``tc``, or the kernel refused a namespace, veth or qdisc."""
 
 
 class DistributedError(HeraldbenchError, RuntimeError):

@@ -45,7 +45,13 @@ from heraldbench.platform.schedulers import (
     validate_spec,
 )
 from heraldbench.platform.tuning import TuningSpec, check_tuning
-from heraldbench.platform.units import BYTES_PER_VALUE, MAX_BYTES, parse_bytes
+from heraldbench.platform.units import (
+    BYTES_PER_VALUE,
+    MAX_BYTES,
+    parse_bytes,
+    parse_duration,
+    parse_rate,
+)
 
 __all__ = [
     "CacheSpec",
@@ -145,6 +151,48 @@ class CacheSpec(_Strict):
         return max(1, math.ceil(self.ratio * total_rows))  # type: ignore[operator]
 
 
+class LinkSpec(_Strict):
+    """One shaped link: a rate as ``tc`` writes it (``200mbit``) and an added one-way latency."""
+
+    rate: str = Field(description="each direction, e.g. 200mbit, 1gbit")
+    latency: str = Field("0ms", description="one-way delay it adds, e.g. 0.5ms (needs netem)")
+
+    @field_validator("rate")
+    @classmethod
+    def _check_rate(cls, value: str) -> str:
+        parse_rate(value)
+        return value
+
+    @field_validator("latency")
+    @classmethod
+    def _check_latency(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def rate_bit_s(self) -> float:
+        return parse_rate(self.rate)
+
+    @property
+    def latency_s(self) -> float:
+        return parse_duration(self.latency)
+
+
+class LinksSpec(LinkSpec):
+    """Ranks on shaped links (:mod:`heraldbench.platform.distributed.links`; local launches as
+    root): ``rate``/``latency`` shape every rank's link, or, with ``ranks_per_host`` > 1, the
+    link between hosts, and ``inside`` the links inside a host."""
+
+    ranks_per_host: int = Field(1, ge=1, le=64, description="ranks grouped as one host")
+    inside: LinkSpec | None = Field(None, description="links inside a host (ranks_per_host > 1)")
+
+    @model_validator(mode="after")
+    def _inside_with_hosts(self) -> LinksSpec:
+        if self.ranks_per_host > 1 and self.inside is None:
+            raise ValueError(f"ranks_per_host={self.ranks_per_host} needs inside: {{rate: ...}}")
+        return self
+
+
 class DistributedSpec(_Strict):
     """How a ``backend: distributed`` training spans processes
     (:mod:`heraldbench.platform.distributed`)."""
@@ -164,6 +212,10 @@ class DistributedSpec(_Strict):
         "inline (during training, bounded memory; where ranks outnumber cores the replay takes "
         "CPU from training) or auto (ahead when the stream fits in 1 GiB per rank)",
     )
+    links: LinksSpec | None = Field(
+        None, description="run the local ranks on shaped links (root): each rank in a network "
+        "namespace, veth pairs shaped with tc; None = loopback",
+    )  # fmt: skip
 
 
 class TrainSpec(_Strict):

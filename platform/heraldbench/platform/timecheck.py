@@ -24,12 +24,15 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-__all__ = ["TARGET", "TIE", "check_profile", "time_check", "time_check_md"]
+__all__ = ["GAP", "TARGET", "TIE", "check_profile", "order_beyond", "time_check", "time_check_md"]
 
 #: Target agreement per scheduler: |modelled / measured − 1| ≤ 25% (issue 17).
 TARGET = 0.25
 #: Relative difference below which two schedulers' times count as a tie.
 TIE = 0.05
+#: Modelled difference from which two schedulers' measured order must agree, with no tie band on
+#: the measured side (the check on shaped links, where communication dominates).
+GAP = 0.10
 _MODELLED_PHASES = ("pull", "push", "compute", "allreduce", "wait")
 
 
@@ -83,6 +86,17 @@ def _discordant(rows: list[dict[str, Any]]) -> list[list[str]]:
         dm = (a["modelled_s"] - b["modelled_s"]) / min(a["modelled_s"], b["modelled_s"])
         dx = (a["measured_s"] - b["measured_s"]) / min(a["measured_s"], b["measured_s"])
         if abs(dm) > TIE and abs(dx) > TIE and (dm > 0) != (dx > 0):
+            pairs.append([a["label"], b["label"]])
+    return pairs
+
+
+def order_beyond(rows: Sequence[Mapping[str, Any]], gap: float = GAP) -> list[list[str]]:
+    """Pairs whose modelled times differ by ``gap`` or more and whose measured times are in the
+    opposite order (however small the measured difference)."""
+    pairs = []
+    for a, b in combinations(rows, 2):
+        dm = (a["modelled_s"] - b["modelled_s"]) / min(a["modelled_s"], b["modelled_s"])
+        if abs(dm) >= gap and (dm > 0) != (a["measured_s"] > b["measured_s"]):
             pairs.append([a["label"], b["label"]])
     return pairs
 

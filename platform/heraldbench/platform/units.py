@@ -1,11 +1,14 @@
-"""Value types with units: byte sizes, parsed from strings such as ``1.6GiB`` or ``512MB``."""
+"""Value types with units: byte sizes (``1.6GiB``, ``512MB``), link rates (``200mbit``) and
+durations (``2ms``), parsed from strings."""
 
 from __future__ import annotations
 
 import math
 import re
 
-__all__ = ["BYTES_PER_VALUE", "MAX_BYTES", "format_bytes", "parse_bytes"]
+__all__ = [
+    "BYTES_PER_VALUE", "MAX_BYTES", "format_bytes", "parse_bytes", "parse_duration", "parse_rate",
+]
 
 #: Embedding values are fp32 throughout (docs/semantics.md: bytes = rows × dim × 4).
 BYTES_PER_VALUE = 4
@@ -60,3 +63,37 @@ def format_bytes(size: float) -> str:
             return f"{size:.2f} {unit}" if unit != "B" else f"{int(size)} B"
         size /= 1024
     return f"{size:.2f} TiB"
+
+
+_RATE_UNITS = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "tbit": 10**12}
+_DURATION_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
+def _number_and_unit(value: str, what: str, example: str) -> tuple[float, str]:
+    match = _PATTERN.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ValueError(f"cannot read {value!r} as a {what} (e.g. {example!r})")
+    return float(match.group(1)), match.group(2).lower()
+
+
+def parse_rate(value: str) -> float:
+    """A link rate in bits per second, as ``tc`` writes it: ``parse_rate("200mbit") == 2e8``."""
+    number, unit = _number_and_unit(value, "link rate", "200mbit")
+    if unit not in _RATE_UNITS:
+        raise ValueError(f"unknown rate unit {unit!r} in {value!r}; known: {', '.join(_RATE_UNITS)}")
+    rate = number * _RATE_UNITS[unit]
+    if not math.isfinite(rate) or rate < 1e5:
+        raise ValueError(f"a link rate must be finite and at least 100kbit, got {value!r}")
+    return rate
+
+
+def parse_duration(value: str) -> float:
+    """A duration in seconds: ``parse_duration("2ms") == 0.002``."""
+    number, unit = _number_and_unit(value, "duration", "2ms")
+    if unit not in _DURATION_UNITS:
+        known = ", ".join(_DURATION_UNITS)
+        raise ValueError(f"unknown duration unit {unit!r} in {value!r}; known: {known}")
+    seconds = number * _DURATION_UNITS[unit]
+    if not math.isfinite(seconds) or seconds > 10:
+        raise ValueError(f"a duration must be finite and at most 10 s, got {value!r}")
+    return seconds

@@ -47,3 +47,28 @@ def test_the_model_charges_what_the_trainers_loop_measured_not_back_to_back_call
     assert doc["compute"]["us_per_sample"] == pytest.approx(20.0)
     assert doc["compute"]["replicated_us"] == pytest.approx(1000.0)
     assert doc["compute"]["replicated_us_per_row"] == pytest.approx(0.5)
+
+
+def test_the_loop_runs_the_round_sizes_a_training_can_move() -> None:
+    from heraldbench.platform.distributed._probe_loop import loop_rows
+
+    assert loop_rows({"batch_size": 256, "num_sparse": 26}) == (64, 512, 4096)  # 6,656 ids
+    assert loop_rows({"batch_size": 4096, "num_sparse": 26}) == (64, 512, 4096, 32768)
+    assert loop_rows({"batch_size": 1, "num_sparse": 1}) == (64, 512)  # a fit needs two
+
+
+def test_one_slow_point_of_the_loop_does_not_set_the_all_reduce_latency_or_compute() -> None:
+    """After the loop's largest round the all-reduce waits out the ranks' skew; the medians
+    keep that point (and one caught by other work) from pricing every iteration."""
+    lockstep = [[256.0, 1e-4], [4096.0, 1.1e-4], [1 << 20, 1e-3]]
+    sweep = {"send_recv": lockstep, "all_to_all": lockstep, "all_reduce": lockstep,
+             "round": [[1000.0, 2e-3], [1000.0, 2e-3], [101000.0, 3e-3], [101000.0, 3e-3]],
+             "iteration_allreduce": [[50000.0, 4e-3], [50000.0, 4e-3], [50000.0, 0.3]],
+             "iteration_compute": [[256.0, 5.12e-3], [256.0, 5.12e-3], [256.0, 0.5]],
+             "replicated": [[1000.0, 1.5e-3], [5000.0, 3.5e-3]]}  # fmt: skip
+    result = {"sweep": sweep, "dense_allreduce_bytes": 50000, "hosts": ["h"],
+              "threads_per_rank": 1}  # fmt: skip
+    doc = profile_document(result, DEFAULTS, 2)
+    swept = doc["all_reduce"]["bandwidth_gbit_s"] * 1e9 / 8
+    assert doc["all_reduce"]["latency_us"] == pytest.approx((4e-3 - 50000 / swept) * 1e6)
+    assert doc["compute"]["us_per_sample"] == pytest.approx(20.0)

@@ -17,6 +17,7 @@ from heraldbench.platform.distributed.launch import (
     run_from_environment,
     torchrun_rank,
 )
+from heraldbench.platform.distributed.links import Links
 from heraldbench.platform.distributed.measured import measured_summary
 from heraldbench.platform.exceptions import SpecError
 
@@ -65,6 +66,11 @@ def train_distributed(spec, schedulers: list[int], progress: Callable[[int, int]
     """
     timeout = spec.train.distributed.timeout_s
     document = spec.model_dump(mode="json")
+    links = Links.from_spec(spec.train.distributed.links)
+    if links is not None and (torchrun_rank() is not None or scheduler_address is not None
+                              or _on_dask_worker()):  # fmt: skip
+        raise SpecError("train.distributed.links shapes ranks this process starts on its own "
+                        "machine; under torchrun or Dask the ranks use their own network")  # fmt: skip
     if torchrun_rank() is not None:
         return run_from_environment(document, schedulers, progress) or []
     world = world_size(spec)
@@ -79,7 +85,7 @@ def train_distributed(spec, schedulers: list[int], progress: Callable[[int, int]
         with worker_client() as client:  # secedes: this task's slot goes to a rank
             return launch_on_dask(client, document, schedulers, world, timeout, progress)
     check_resources(spec)
-    return launch_local(document, schedulers, world, timeout, progress)
+    return launch_local(document, schedulers, world, timeout, progress, links=links)
 
 
 def _on_dask_worker() -> bool:

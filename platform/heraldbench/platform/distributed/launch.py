@@ -6,7 +6,9 @@ heraldbench.platform.distributed.worker``) and rendezvouses them on a free loopb
 one rank itself. A watchdog turns a rank that dies or goes silent into a
 :class:`~heraldbench.platform.exceptions.DistributedError` naming it, within the spec's
 ``timeout_s`` (a process-group timeout bounds every collective the same way), and stops the
-other ranks: no orphans (ranks also die with the process that started them).
+other ranks: no orphans (ranks also die with the process that started them). With shaped links
+(:mod:`.links`) each rank runs in a network namespace of its own and rendezvouses at rank 0's
+shaped address; the namespaces are removed when the launch ends, however it ends.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict
 from pathlib import Path
 
 from heraldbench.platform.distributed._driver import RankJob, run_rank
+from heraldbench.platform.distributed.links import Links, ShapedNetwork, shaped_network
 from heraldbench.platform.exceptions import DistributedError
 
-__all__ = ["free_port", "launch_local", "run_from_environment", "torchrun_rank"]
+__all__ = ["free_port", "launch_local", "master_address", "rank_network", "rank_placement",
+           "run_from_environment", "torchrun_rank"]
 
 Progress = Callable[[int, int], None]
 #: Seconds a stopped rank is given to exit after SIGTERM before SIGKILL.
@@ -60,28 +65,50 @@ def run_from_environment(spec: dict, schedulers: list[int], progress: Progress |
 
 
 def launch_local(job_spec: dict, schedulers: list[int], world: int, timeout_s: float,
-                 progress: Progress | None = None, threads: int | None = None) -> list:  # fmt: skip
-    """Start ``world`` rank processes on this machine and return rank 0's outcomes."""
+                 progress: Progress | None = None, threads: int | None = None,
+                 links: Links | None = None) -> list:  # fmt: skip
+    """Start ``world`` rank processes on this machine and return rank 0's outcomes; with
+    ``links``, each rank in its own network namespace on shaped links (:mod:`.links`)."""
     if threads is None:
         threads = max(1, (os.cpu_count() or 1) // world)
-    job = RankJob(job_spec, schedulers, world, f"127.0.0.1:{free_port()}", threads=threads)
-    with tempfile.TemporaryDirectory(prefix="heraldbench-ranks-") as folder:
+    with rank_network(links, world) as network, \
+            tempfile.TemporaryDirectory(prefix="heraldbench-ranks-") as folder:  # fmt: skip
+        job = RankJob(job_spec, schedulers, world, master_address(network), threads=threads)
         root = Path(folder)
         (root / "job.pkl").write_bytes(pickle.dumps(asdict(job)))
-        procs = [_start(root, rank) for rank in range(world)]
+        procs: list[subprocess.Popen] = []
         try:
+            procs.extend(_start(root, rank, network) for rank in range(world))
             _watch(procs, root, timeout_s, progress)
         finally:
             stop(procs)
         return pickle.loads((root / "result.pkl").read_bytes())
 
 
-def _start(root: Path, rank: int) -> subprocess.Popen:
+def rank_network(links: Links | None, world: int) -> AbstractContextManager[ShapedNetwork | None]:
+    """The shaped namespaces of ``links`` (removed on exit), or None: loopback."""
+    return nullcontext() if links is None else shaped_network(links, world)
+
+
+def master_address(network: ShapedNetwork | None) -> str:
+    """Where the ranks rendezvous: rank 0's shaped address, or a free loopback port."""
+    return f"127.0.0.1:{free_port()}" if network is None else network.master()
+
+
+def rank_placement(network: ShapedNetwork | None, rank: int) -> dict:
+    """``Popen`` arguments that put a rank in its namespace (if any) and kill it with its
+    parent."""
+    if network is None:
+        return {"preexec_fn": _die_with_parent, "env": {**os.environ, "PYTHONUNBUFFERED": "1"}}
+    return {"preexec_fn": network.enter(rank, then=_die_with_parent),
+            "env": {**os.environ, "PYTHONUNBUFFERED": "1", **network.environment()}}
+
+
+def _start(root: Path, rank: int, network: ShapedNetwork | None = None) -> subprocess.Popen:
     with open(root / f"rank-{rank}.log", "wb") as log:  # the child keeps its own descriptor
         return subprocess.Popen(
             [sys.executable, "-m", "heraldbench.platform.distributed.worker", str(root), str(rank)],
-            stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            stdout=log, stderr=subprocess.STDOUT, **rank_placement(network, rank),
         )  # fmt: skip
 
 
