@@ -43,6 +43,26 @@ def test_a_cold_spec_is_warmed_in_counted_steps_then_skipped(stamps: Path) -> No
     assert len(seen) == 5
 
 
+def test_two_processes_count_the_same_steps(stamps: Path) -> None:
+    seen: list[tuple[int, int, str]] = []
+    spec = parse_spec({**SPEC, "schedulers": [{"kind": "herald"}, {"kind": "fae"}]})
+    assert warmup.warm_up([spec], lambda *step: seen.append(step), processes=2) == 4
+    assert sorted(step for *_, step in seen[:-1]) == sorted(
+        ["reading synthetic-criteo", "naive", "herald", "fae"]
+    )
+    assert {total for _, total, _ in seen} == {4} and seen[-1] == (4, 4, "")
+    assert [done for done, *_ in seen] == sorted(done for done, *_ in seen)
+    assert warmup.is_warm(spec)
+
+
+def test_a_failure_in_a_warm_up_process_is_raised_here(stamps: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "day_0.tsv"
+    spec = parse_spec({**SPEC, "dataset": {"kind": "criteo-tsv", "path": str(missing)}})
+    with pytest.raises(Exception, match="day_0.tsv"):
+        warmup.warm_up([spec], processes=2)
+    assert not warmup.is_warm(spec)
+
+
 def test_runs_of_one_shape_share_a_miniature(stamps: Path) -> None:
     herald, het = (parse_spec({**SPEC, "schedulers": [{"kind": k}]}) for k in ("herald", "het"))
     assert warmup.warm_up([herald, het]) == 4  # one read, the baseline once
@@ -76,7 +96,7 @@ _RUN = textwrap.dedent(
 
     spec = parse_spec(json.loads(sys.argv[2]))
     if sys.argv[1] == "warm":
-        print(json.dumps(warm_up([spec])))
+        print(json.dumps(warm_up([spec], processes=2)))
     else:
         compiled = collections.Counter()
 
@@ -98,7 +118,8 @@ _RUN = textwrap.dedent(
 
 @pytest.mark.slow
 def test_after_the_warm_up_a_run_compiles_nothing(tmp_path: Path) -> None:
-    """In a fresh numba cache: the miniature compiles what the whole run then only loads."""
+    """In a fresh numba cache: the miniature (the schedulers on a stand-in of the dataset's
+    samples, in a process beside the dataset's reader) compiles what the run then only loads."""
     document = {**SPEC, "schedulers": [{"kind": k} for k in ("herald", "het", "fae", "bagpipe")]}
     env = os.environ | {"NUMBA_CACHE_DIR": str(tmp_path)}
 

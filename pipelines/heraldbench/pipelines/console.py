@@ -53,7 +53,7 @@ def warm_up_here(err: Console, specs: Iterable[Any], options: ClusterOptions) ->
             elif done < total:
                 err.print(f"{warm_up_label(done, total)} ({step})", highlight=False)
 
-        warm_up(specs, show)
+        warm_up(specs, show, processes=2)  # a LocalCluster's two worker processes' cores
 
 
 def run_counter(bar: Progress | None, total: int):

@@ -1,45 +1,56 @@
-"""Compiling a spec's kernels before it runs: once per machine, in one process, with progress.
+"""Compiling a spec's kernels before it runs: once per machine, with progress.
 
 numba compiles a kernel at its first call and keeps the machine code in its on-disk cache
 (beside the sources, or under ``NUMBA_CACHE_DIR``), from which later processes load it. On a
 fresh checkout a run's first minutes are therefore spent compiling, in every worker process at
 once and with nothing on the screen. :func:`warm_up` runs the specs in miniature first (each
-dataset cut to a few iterations, read once, then every scheduler simulated on it, as a real run
+dataset cut to a few iterations and read once, each scheduler simulated on it, as a real run
 does), so that every kernel they need is compiled once, in steps a terminal or the service can
-show; the workers then load them. A stamp per (shape, scheduler) records that it was warmed on
-these sources with this numba, so later runs skip the miniature.
+show; the workers then load them. With two processes, the dataset's reader (the workload
+generator's kernels, the longest to compile) compiles in one while the schedulers compile in the
+other on a stand-in of the dataset's samples. A stamp per (shape, scheduler) records that it was
+warmed on these sources with this numba, so later runs skip the miniature.
 
 Modelling assumption: the kernels' specialisations depend on a spec's shape (dataset kind,
-workers, cache policy, consistency, lower bound) and its schedulers, never on its sizes; the
-miniature keeps all of these and the table sizes, and changes only the number of samples.
+workers, cache policy, consistency, lower bound) and its schedulers, never on its sizes or on the
+ids a trace holds; the miniature keeps all of these and the table sizes, and changes only the
+number of samples.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import platform as machine
 import sys
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import numba
+import numpy as np
 
+from heraldbench.platform.data import InMemoryTrace
 from heraldbench.platform.runner import simulate_run
 from heraldbench.platform.schedulers import SchedulerSpecBase
 from heraldbench.platform.spec import ExperimentSpec, scheduler_specs
 
 __all__ = [
-    "MINIATURE_ITERATIONS", "WarmUpProgress", "is_warm", "stamps_folder", "warm_up",
-    "warm_up_label",
+    "MINIATURE_ITERATIONS", "READS_THE_DATASET", "WarmUpProgress", "is_warm", "stamps_folder",
+    "warm_up", "warm_up_label",
 ]  # fmt: skip
 
 #: Called before each step with (steps done, steps in all, what the step compiles for).
 WarmUpProgress = Callable[[int, int, str], None]
 #: Iterations the miniature runs: enough for every scheduler's windows and phases to start.
 MINIATURE_ITERATIONS = 8
+#: Schedulers whose runs read their dataset beyond its chunks (FAE samples it, or spills what
+#: its reader made): warmed on the dataset itself, after its reader.
+READS_THE_DATASET = frozenset({"fae"})
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -53,28 +64,126 @@ def is_warm(spec: ExperimentSpec) -> bool:
     return all(_stamp(spec, s).exists() for s, _ in scheduler_specs(spec))
 
 
-def warm_up(specs: Iterable[ExperimentSpec], progress: WarmUpProgress | None = None) -> int:
+def warm_up(
+    specs: Iterable[ExperimentSpec], progress: WarmUpProgress | None = None, processes: int = 1
+) -> int:
     """Compile what ``specs`` need by running their miniatures; returns the steps run (0 when
     every spec is warm). Specs of one shape share a miniature; nothing of it is kept but numba's
-    cache and the stamps."""
-    plans = _cold_miniatures(specs)
-    total = sum(len(runs) + 1 for _, runs in plans)
+    cache and the stamps. With ``processes`` > 1 the dataset's reader compiles in a process of
+    its own while the schedulers compile on a stand-in of its samples (:func:`_stand_in`)."""
+    jobs = [job for mini, runs in _cold_miniatures(specs) for job in _jobs(mini, runs, processes)]
+    total = sum(len(job.runs) + job.on_dataset for job in jobs)
     report = progress or (lambda done, total, step: None)
-    done = 0
-    for mini, runs in plans:
-        report(done, total, f"reading {mini.dataset.kind}")
-        trace = mini.dataset.open()
-        for _ in trace.chunks(mini.cluster.workers * mini.cluster.batch_size):
-            pass
-        done += 1
-        for sched_spec, added in runs:
-            report(done, total, sched_spec.kind)
-            simulate_run(mini, sched_spec, trace=trace, baseline_added=added)
-            _write_stamp(mini, sched_spec)
-            done += 1
+    if processes > 1 and len(jobs) > 1:
+        _in_processes(jobs, total, report)
+    else:
+        steps = _Steps(total, report)
+        for job in jobs:
+            _run_job(job, steps.started, steps.finished)
     if total:
         report(total, total, "")
     return total
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Steps one process runs: the dataset's reader then the runs that read the dataset
+    (``on_dataset``), or runs on a stand-in of its samples."""
+
+    mini: ExperimentSpec
+    runs: tuple[tuple[SchedulerSpecBase, bool], ...]
+    on_dataset: bool
+
+
+def _jobs(mini: ExperimentSpec, runs: list[tuple[SchedulerSpecBase, bool]],
+          processes: int) -> list[_Job]:
+    if processes <= 1:
+        return [_Job(mini, tuple(runs), on_dataset=True)]
+    reading = tuple(r for r in runs if r[0].kind in READS_THE_DATASET)
+    others = tuple(r for r in runs if r[0].kind not in READS_THE_DATASET)
+    return [_Job(mini, reading, on_dataset=True)] + ([_Job(mini, others, False)] if others else [])
+
+
+class _Steps:
+    """Counts the steps done, reports the one running, and stamps each run warmed (here, in the
+    process that asked: the stamps are its to write)."""
+
+    def __init__(self, total: int, report: WarmUpProgress) -> None:
+        self.total, self.report, self.done = total, report, 0
+
+    def started(self, step: str) -> None:
+        self.report(self.done, self.total, step)
+
+    def finished(self, warmed: tuple[ExperimentSpec, SchedulerSpecBase] | None) -> None:
+        self.done += 1
+        if warmed is not None:
+            _write_stamp(*warmed)
+
+
+def _run_job(job: _Job, started: Callable[[str], None], finished: Callable[[Any], None]) -> None:
+    mini = job.mini
+    if job.on_dataset:
+        started(f"reading {mini.dataset.kind}")
+        trace = mini.dataset.open()
+        for _ in trace.chunks(mini.cluster.workers * mini.cluster.batch_size):
+            pass
+        finished(None)
+    else:
+        trace = _stand_in(mini)
+    for sched_spec, added in job.runs:
+        started(sched_spec.kind)
+        simulate_run(mini, sched_spec, trace=trace, baseline_added=added)
+        finished((mini, sched_spec))
+
+
+def _stand_in(mini: ExperimentSpec) -> InMemoryTrace:
+    """The miniature's samples with ids drawn at random from its tables: arrays of the types
+    the dataset's own chunks have, made without its reader. Modelling assumption: a kernel's
+    specialisation depends on its arrays' types, never on the ids they hold."""
+    layout = mini.dataset.open().layout
+    samples = mini.cluster.workers * mini.cluster.batch_size * MINIATURE_ITERATIONS
+    draws = np.random.default_rng(0).random((samples, layout.num_tables))
+    local = (draws * np.asarray(layout.sizes)).astype(np.int64)
+    return InMemoryTrace.from_local_ids(local, layout.sizes)
+
+
+def _in_processes(jobs: list[_Job], total: int, report: WarmUpProgress) -> None:
+    """Each job in a process of its own (spawned: no state of this one is shared); their
+    steps reported here as they start and end."""
+    context = multiprocessing.get_context("spawn")
+    messages = context.SimpleQueue()
+    children = [context.Process(target=_child, args=(job, messages), daemon=True)
+                for job in jobs]  # fmt: skip
+    for child in children:
+        child.start()
+    steps, running = _Steps(total, report), len(children)
+    while running:
+        kind, value = messages.get()
+        if kind == "started":
+            steps.started(value)
+        elif kind == "finished":
+            steps.finished(value)
+        elif kind == "failed":
+            for child in children:
+                child.terminate()
+            raise value
+        else:  # "ended"
+            running -= 1
+    for child in children:
+        child.join()
+
+
+def _child(job: _Job, messages: Any) -> None:
+    try:
+        _run_job(job, lambda step: messages.put(("started", step)),
+                 lambda warmed: messages.put(("finished", warmed)))  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        try:
+            messages.put(("failed", exc))
+        except Exception:  # noqa: BLE001 - an exception that does not pickle
+            messages.put(("failed", RuntimeError(f"{type(exc).__name__}: {exc}")))
+        return
+    messages.put(("ended", None))
 
 
 def _cold_miniatures(
