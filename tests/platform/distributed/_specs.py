@@ -1,8 +1,24 @@
-"""Small training specs for the distributed trainer's tests (a few dozen iterations)."""
+"""Small training specs for the distributed trainer's tests (a few dozen iterations), and the
+rank processes a test's launch started."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import psutil
+
+
+def rank_processes() -> dict[int, psutil.Process]:
+    """This test process's rank processes, by rank."""
+    found = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            line = child.cmdline()
+        except psutil.Error:
+            continue
+        if "heraldbench.platform.distributed.worker" in line:
+            found[int(line[-1])] = child
+    return found
 
 
 def train_spec(kinds: list[str], *, workers: int = 2, backend: str = "distributed",

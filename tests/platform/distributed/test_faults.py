@@ -17,22 +17,9 @@ import pytest
 from heraldbench.platform.exceptions import DistributedError, SpecError
 from heraldbench.platform.spec import parse_spec
 from heraldbench.platform.training import train_experiment
-from tests.platform.distributed._specs import train_spec
+from tests.platform.distributed._specs import rank_processes, train_spec
 
 TIMEOUT_S = 20.0
-
-
-def _ranks() -> dict[int, psutil.Process]:
-    """This test process's rank processes, by rank."""
-    found = {}
-    for child in psutil.Process().children(recursive=True):
-        try:
-            line = child.cmdline()
-        except psutil.Error:
-            continue
-        if "heraldbench.platform.distributed.worker" in line:
-            found[int(line[-1])] = child
-    return found
 
 
 def _train_in_background(spec: dict) -> dict:
@@ -55,7 +42,7 @@ def _wait_until_training(rank: int) -> psutil.Process:
     """The rank's process once it has run for a while (imports done: it is in the loop)."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        process = _ranks().get(rank)
+        process = rank_processes().get(rank)
         if process is not None and sum(process.cpu_times()[:2]) > 6.0:
             return process
         time.sleep(0.2)
@@ -82,7 +69,7 @@ def test_a_rank_that_dies_or_hangs_fails_the_run_naming_it(long_run, sig, named)
     assert "rank 1" in str(error) and named in str(error)
     assert time.monotonic() - hit < TIMEOUT_S + 30
     time.sleep(0.5)
-    assert _ranks() == {}, "rank processes outlived the run"
+    assert rank_processes() == {}, "rank processes outlived the run"
 
 
 def test_cuda_ranks_on_too_few_gpus_are_refused_before_any_work():
@@ -90,4 +77,4 @@ def test_cuda_ranks_on_too_few_gpus_are_refused_before_any_work():
                                                           "device": "cuda"}})
     with pytest.raises(SpecError, match="cuda|CUDA"):
         train_experiment(spec)
-    assert _ranks() == {}
+    assert rank_processes() == {}

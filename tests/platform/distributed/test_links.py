@@ -13,7 +13,6 @@ import sys
 import threading
 import time
 
-import psutil
 import pytest
 
 from heraldbench.platform.distributed.links import (
@@ -31,7 +30,7 @@ from heraldbench.platform.exceptions import (
 )
 from heraldbench.platform.spec import parse_spec
 from heraldbench.platform.training import train_experiment
-from tests.platform.distributed._specs import train_spec
+from tests.platform.distributed._specs import rank_processes, train_spec
 
 #: A slow link, so that the bytes' time stands far above the ranks' own work and the bucket's
 #: burst (64 KiB) is a small part of what each rank sends.
@@ -113,18 +112,6 @@ def test_two_ranks_move_the_streams_bytes_in_the_time_the_shaper_allows():
     assert leftover_namespaces(os.getpid()) == []
 
 
-def _rank_processes() -> dict[int, psutil.Process]:
-    found = {}
-    for child in psutil.Process().children(recursive=True):
-        try:
-            line = child.cmdline()
-        except psutil.Error:
-            continue
-        if "heraldbench.platform.distributed.worker" in line:
-            found[int(line[-1])] = child
-    return found
-
-
 @needs_namespaces
 def test_no_namespace_is_left_when_a_rank_dies():
     spec = train_spec(["naive"], samples=2_000_000,
@@ -140,7 +127,7 @@ def test_no_namespace_is_left_when_a_rank_dies():
     thread = threading.Thread(target=train, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120
-    while (victim := _rank_processes().get(1)) is None or sum(victim.cpu_times()[:2]) < 4.0:
+    while (victim := rank_processes().get(1)) is None or sum(victim.cpu_times()[:2]) < 4.0:
         assert time.monotonic() < deadline, "rank 1 never started training"
         time.sleep(0.2)
     assert len(leftover_namespaces(os.getpid())) == 3
