@@ -71,15 +71,15 @@ def warm_up(
     every spec is warm). Specs of one shape share a miniature; nothing of it is kept but numba's
     cache and the stamps. With ``processes`` > 1 the dataset's reader compiles in a process of
     its own while the schedulers compile on a stand-in of its samples (:func:`_stand_in`)."""
-    jobs = [job for mini, runs in _cold_miniatures(specs) for job in _jobs(mini, runs, processes)]
-    total = sum(len(job.runs) + job.on_dataset for job in jobs)
+    shapes = [_jobs(mini, runs, processes) for mini, runs in _cold_miniatures(specs)]
+    total = sum(len(job.runs) + job.on_dataset for jobs in shapes for job in jobs)
     report = progress or (lambda done, total, step: None)
-    if processes > 1 and len(jobs) > 1:
-        _in_processes(jobs, total, report)
-    else:
-        steps = _Steps(total, report)
-        for job in jobs:
-            _run_job(job, steps.started, steps.finished)
+    steps = _Steps(total, report)
+    for jobs in shapes:  # one shape at a time: at most ``processes`` miniatures in memory
+        if len(jobs) > 1:
+            _in_processes(jobs, steps)
+        else:
+            _run_job(jobs[0], steps.started, steps.finished)
     if total:
         report(total, total, "")
     return total
@@ -147,7 +147,7 @@ def _stand_in(mini: ExperimentSpec) -> InMemoryTrace:
     return InMemoryTrace.from_local_ids(local, layout.sizes)
 
 
-def _in_processes(jobs: list[_Job], total: int, report: WarmUpProgress) -> None:
+def _in_processes(jobs: list[_Job], steps: _Steps) -> None:
     """Each job in a process of its own (spawned: no state of this one is shared); their
     steps reported here as they start and end."""
     context = multiprocessing.get_context("spawn")
@@ -156,7 +156,7 @@ def _in_processes(jobs: list[_Job], total: int, report: WarmUpProgress) -> None:
                 for job in jobs]  # fmt: skip
     for child in children:
         child.start()
-    steps, running = _Steps(total, report), len(children)
+    running = len(children)
     while running:
         kind, value = messages.get()
         if kind == "started":
