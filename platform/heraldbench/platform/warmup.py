@@ -192,7 +192,10 @@ def _cold_miniatures(
     """One miniature per shape, with the schedulers not warmed yet, each once."""
     plans: dict[str, tuple[ExperimentSpec, dict[str, tuple[SchedulerSpecBase, bool]]]] = {}
     for spec in specs:
-        _, runs = plans.setdefault(_shape_key(spec), (_miniature(spec), {}))
+        key = _shape_key(spec)
+        if key not in plans:
+            plans[key] = (_miniature(spec), {})
+        runs = plans[key][1]
         for sched_spec, added in scheduler_specs(spec):
             if not _stamp(spec, sched_spec).exists():
                 runs.setdefault(_scheduler_key(sched_spec), (sched_spec, added))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from heraldbench.platform.placements._base import PlacementAlgorithm, block_owners, register
-from heraldbench.platform.placements._table_wise import expected_lookups
+from heraldbench.platform.placements._table_wise import lookup_costs
 from heraldbench.platform.placements.types import (
     SCOPE_DTYPE,
     AccessStats,
@@ -56,7 +56,7 @@ class TableRowWise(PlacementAlgorithm):
 
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
-        costs = [expected_lookups(stats, t) * table.dim for t, table in enumerate(tables)]
+        costs = lookup_costs(tables, stats)
         load = np.zeros(topology.hosts)
         hosts = [0] * len(tables)
         for t in sorted(range(len(tables)), key=lambda i: (-costs[i], i)):

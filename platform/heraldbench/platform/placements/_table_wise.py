@@ -22,7 +22,7 @@ from heraldbench.platform.placements.types import (
     Topology,
 )
 
-__all__ = ["TableWise", "greedy_devices"]
+__all__ = ["TableWise", "expected_lookups", "greedy_devices", "lookup_costs"]
 
 
 def greedy_devices(costs: list[float], sizes: list[int], topology: Topology,
@@ -47,6 +47,11 @@ def expected_lookups(stats: AccessStats | None, table: int) -> float:
     return 1.0 if stats is None else stats.pooling_factor(table)
 
 
+def lookup_costs(tables: tuple[TableInfo, ...], stats: AccessStats | None) -> list[float]:
+    """Each table's expected lookups per sample × its width: what the greedy plans balance."""
+    return [expected_lookups(stats, t) * table.dim for t, table in enumerate(tables)]
+
+
 @register
 class TableWise(PlacementAlgorithm):
     """Each table whole on one device, greedy by expected lookups × width."""
@@ -55,7 +60,7 @@ class TableWise(PlacementAlgorithm):
 
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
-        costs = [expected_lookups(stats, t) * table.dim for t, table in enumerate(tables)]
+        costs = lookup_costs(tables, stats)
         sizes = [table.rows * table.row_bytes(table.dim) for table in tables]
         devices = greedy_devices(costs, sizes, topology,
                                  [f"table {t.name!r}" for t in tables])

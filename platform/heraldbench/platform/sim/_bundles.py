@@ -1,6 +1,6 @@
 """Named argument bundles of the simulator's kernels.
 
-The read kernel's 36 arrays and settings come as :class:`ReadSettings`, :class:`RowState`,
+The read kernel's 38 arrays and settings come as :class:`ReadSettings`, :class:`RowState`,
 :class:`Evictor` and :class:`Touches`, built once per run. The simulator hands them to it as
 plain tuples, which the kernel names again (``ReadSettings(*settings)``) and passes on, named,
 to the helpers it calls: numba's dispatcher types a plain tuple of arrays with its compiled fast
