@@ -56,6 +56,9 @@ SUBMISSION_RULES = re.compile("|".join([
     r"has no knob", r"give integer ends", r"is not in schedulers", r"name the schedulers entry",
     r"is measured by training", r"pruning", r"is above max", r"smaller than one row",
     r"listed twice", r"repeat a value", r"is listed more than once", r"seeds: ",
+    # shaped links (train.distributed.links): tc's rates and durations, inside with hosts
+    r"as a link rate", r"as a duration", r"unknown rate unit", r"unknown duration unit",
+    r"a link rate must be", r"a duration must be", r"needs inside",
     r"a trial at", r"samples a whole percent",
 ]))
 
