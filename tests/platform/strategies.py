@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.data import InMemoryTrace, TableLayout
 
-__all__ = ["small_simulations"]
+__all__ = ["small_multi_hot_simulations", "small_simulations"]
 
 
 @st.composite
@@ -38,3 +38,24 @@ def small_simulations(draw: st.DrawFn) -> tuple[InMemoryTrace, dict[str, Any]]:
         "seed": draw(st.integers(0, 3)),
     }
     return trace, kw
+
+
+@st.composite
+def small_multi_hot_simulations(draw: st.DrawFn) -> tuple[InMemoryTrace, dict[str, Any]]:
+    """:func:`small_simulations` with 1-3 ids per table per sample, so that one sample often
+    reads a row twice; the cache holds at least one batch's ids (``batch_size × ids a sample``)."""
+    trace, kw = draw(small_simulations())
+    widths = tuple(draw(st.lists(st.integers(1, 3), min_size=trace.layout.num_tables,
+                                 max_size=trace.layout.num_tables)))
+    layout = TableLayout(trace.layout.names, trace.layout.sizes, widths)
+    extra = np.asarray(draw(st.lists(st.integers(0, 5), min_size=layout.ids_per_sample,
+                                     max_size=layout.ids_per_sample)))
+    tables = layout.column_tables
+    first = np.cumsum((0, *widths[:-1]))
+    local = trace.ids[:, tables] - layout.offsets[tables]
+    local = (local + extra * np.arange(trace.num_samples)[:, None]) % np.asarray(layout.sizes)[tables]
+    local[:, first] = trace.ids - layout.offsets  # each table's first id is the one-hot one
+    multi = InMemoryTrace(local + layout.offsets[tables], trace.labels, trace.dense, layout)
+    least = kw["batch_size"] * layout.ids_per_sample
+    kw["cache_rows"] = max(kw["cache_rows"], least)
+    return multi, kw

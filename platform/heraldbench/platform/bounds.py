@@ -123,7 +123,7 @@ def lower_bound(
         CapacityError: K < m·F.
     """
     parts = _checked_partitions(trace, partitions, workers, batch_size)
-    working_set = batch_size * trace.layout.num_tables
+    working_set = batch_size * trace.layout.ids_per_sample
     if cache_rows < working_set:
         raise CapacityError(f"cache_rows {cache_rows:,} < batch_size × fields = {working_set:,}")
     num_rows = trace.layout.total_rows
@@ -189,7 +189,7 @@ def _row_iteration_table(
     in first-touch order within the iteration.
     """
     iterations, global_batch = parts.shape
-    most = iterations * global_batch * trace.layout.num_tables
+    most = iterations * global_batch * trace.layout.ids_per_sample
     rows = np.empty(most, np.int32)
     masks = np.empty(most, _mask_dtype(workers))
     starts = np.zeros(iterations + 1, np.int64)

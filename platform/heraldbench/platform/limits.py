@@ -69,7 +69,17 @@ def check_dataset_file(dataset: Any, field: str = "dataset.path") -> None:
 
 
 def trace_facts(dataset: Any) -> TraceFacts:
-    """Tables, rows and samples of ``dataset`` as far as its spec and metadata tell."""
+    """Ids per sample, rows and samples of ``dataset`` as far as its spec and metadata tell."""
+    facts = _one_hot_facts(dataset)
+    features = getattr(dataset, "features", None)
+    if features is None:
+        return facts
+    # Multi-hot widths and a sequence's table and kept samples are known once the trace is open;
+    # the simulator checks the cache against them then.
+    return TraceFacts(None, None, None if features.sequence is not None else facts.samples)
+
+
+def _one_hot_facts(dataset: Any) -> TraceFacts:
     kind = getattr(dataset, "kind", None)
     if kind == "synthetic-criteo":
         return TraceFacts(_CRITEO_FIELDS, sum(dataset.table_sizes()), dataset.samples)

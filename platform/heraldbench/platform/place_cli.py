@@ -57,8 +57,8 @@ def place(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Place the spec's tables with each placement and count its traffic over the trace."""
-    from heraldbench.platform.placements import TableInfo, Topology, registered
-    from heraldbench.platform.placements.runs import check_workers, run_placements
+    from heraldbench.platform.placements import Topology, registered
+    from heraldbench.platform.placements.runs import check_workers, run_placements, tables_of
     from heraldbench.platform.placements.timing import TierLinks
     from heraldbench.platform.spec import load_spec
     from heraldbench.platform.units import parse_bytes
@@ -70,8 +70,7 @@ def place(
                             parse_bytes(device_memory), parse_bytes(host_memory))
         check_workers(topology, workers)
         source = spec.dataset.open()
-        tables = tuple(TableInfo(name, rows, spec.embedding_dim) for name, rows in
-                       zip(source.layout.names, source.layout.sizes, strict=True))
+        tables = tables_of(source, spec.embedding_dim)
         runs = run_placements(source, tables, topology, placement or sorted(registered()),
                               spec.cluster.batch_size, TierLinks.from_profile(profile, intra_gbit_s),
                               _knobs(knob or [], spec.cluster.batch_size), iterations)

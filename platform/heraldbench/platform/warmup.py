@@ -142,9 +142,11 @@ def _stand_in(mini: ExperimentSpec) -> InMemoryTrace:
     specialisation depends on its arrays' types, never on the ids they hold."""
     layout = mini.dataset.open().layout
     samples = mini.cluster.workers * mini.cluster.batch_size * MINIATURE_ITERATIONS
-    draws = np.random.default_rng(0).random((samples, layout.num_tables))
-    local = (draws * np.asarray(layout.sizes)).astype(np.int64)
-    return InMemoryTrace.from_local_ids(local, layout.sizes)
+    tables = layout.column_tables
+    draws = np.random.default_rng(0).random((samples, layout.ids_per_sample))
+    local = (draws * np.asarray(layout.sizes)[tables]).astype(np.int64)
+    return InMemoryTrace(local + layout.offsets[tables], np.zeros(samples, np.float32),
+                         np.zeros((samples, 0), np.float32), layout)
 
 
 def _in_processes(jobs: list[_Job], steps: _Steps) -> None:

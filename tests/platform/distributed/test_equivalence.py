@@ -159,3 +159,21 @@ def _counted_rows(run) -> int:
 def _plus(experiment):
     """The herald-plus run of an experiment (naive runs beside it as the baseline)."""
     return next(run for run in experiment.runs if run.scheduler == "herald-plus")
+
+
+def test_many_ids_a_table_train_the_emulated_trainers_model_in_float64():
+    """Multi-hot and sequence tables: every id's row crosses the process group, and the model
+    pools them, as the emulated trainer does."""
+    def spec(backend: str):
+        data = train_spec(["naive", "herald"], backend=backend, dtype="float64")
+        data["dataset"]["features"] = {
+            "multi_hot": {"sizes": {"C1": 3, "C21": 5}, "pooling": "mean"},
+            "sequence": {"user": "C3", "item": "C4", "length": 2}}
+        data["cache"] = {"ratio": 0.2}
+        return parse_spec(data)
+
+    emulated = train_experiment(spec("emulated")).runs
+    distributed = train_experiment(spec("distributed")).runs
+    for e, d in zip(emulated, distributed, strict=True):
+        assert d.outcome.iterations == e.outcome.iterations > 0
+        assert _max_difference(e, d) < 1e-12, e.label

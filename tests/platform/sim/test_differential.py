@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from heraldbench.platform.data import InMemoryTrace
 from tests.platform.sim.test_reference_golden import run_both
-from tests.platform.strategies import small_simulations
+from tests.platform.strategies import small_multi_hot_simulations, small_simulations
 
 KINDS = ("naive", "herald", "herald-sync-only", "herald-partition-only")
 
@@ -34,6 +34,19 @@ def cases(draw: st.DrawFn) -> tuple[InMemoryTrace, str, dict[str, Any]]:
 def test_fast_simulator_matches_reference(case: tuple[InMemoryTrace, str, dict[str, Any]]) -> None:
     trace, kind, kw = case
     reference, fast = run_both(trace, kind, **kw)
+    assert fast == reference
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_multi_hot_simulations(), st.sampled_from(KINDS),
+       st.sampled_from(["strict", "optimistic"]))
+def test_fast_simulator_matches_reference_with_many_ids_a_table(
+    case: tuple[InMemoryTrace, dict[str, Any]], kind: str, consistency: str,
+) -> None:
+    """Multi-hot samples (a row read twice by one sample included): a sample's working set is
+    its distinct ids, its accesses all of them, in the fast simulator as in the reference."""
+    trace, kw = case
+    reference, fast = run_both(trace, kind, consistency=consistency, **kw)
     assert fast == reference
 
 

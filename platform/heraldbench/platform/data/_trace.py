@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
+from heraldbench.platform.data._features_spec import FeaturesSpec
 from heraldbench.platform.exceptions import DataError, SpecError
 
 __all__ = ["DatasetSpecBase", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource"]
@@ -25,16 +26,37 @@ ROW_ID_DTYPE = np.int32
 _SCAN_SAMPLES = 1 << 16
 
 
+#: How a table's ids of one sample are combined: pooled into one vector (a one-hot or multi-hot
+#: feature) or kept one vector per id (a sequence).
+POOLINGS = ("sum", "mean", "sequence")
+
+
 @dataclass(frozen=True)
 class TableLayout:
-    """Names and row counts of the embedding tables, in field order."""
+    """Names and row counts of the embedding tables, in field order, and how many ids each sample
+    reads from each (1, one-hot, unless ``widths`` says otherwise).
+
+    A sample's ids are a row of ``ids_per_sample`` global ids, table after table: the ``widths[t]``
+    columns of table ``t`` hold its ids in the feature's order (for a sequence, oldest first).
+    """
 
     names: tuple[str, ...]
     sizes: tuple[int, ...]
+    #: Ids each sample reads from each table; () when every table is one-hot.
+    widths: tuple[int, ...] = ()
+    #: Per table, one of :data:`POOLINGS`; () when every table is pooled by sum.
+    poolings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.sizes):
             raise DataError(f"{len(self.names)} table names but {len(self.sizes)} sizes")
+        for label, values in (("widths", self.widths), ("poolings", self.poolings)):
+            if values and len(values) != len(self.sizes):
+                raise DataError(f"{len(values)} {label} for {len(self.sizes)} tables")
+        if self.widths and min(self.widths) < 1:
+            raise DataError(f"every table's width must be >= 1, got {list(self.widths)}")
+        if any(p not in POOLINGS for p in self.poolings):
+            raise DataError(f"poolings must be among {POOLINGS}, got {list(self.poolings)}")
         if not self.sizes or min(self.sizes) <= 0:
             raise DataError(f"every table needs at least one row, got sizes {list(self.sizes)}")
         if sum(self.sizes) >= np.iinfo(ROW_ID_DTYPE).max:
@@ -52,6 +74,28 @@ class TableLayout:
     def offsets(self) -> np.ndarray:
         """Global id of each table's first row, shape (F,)."""
         return np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    @property
+    def one_hot(self) -> bool:
+        return not self.widths or max(self.widths) == 1
+
+    @property
+    def table_widths(self) -> tuple[int, ...]:
+        return self.widths or (1,) * len(self.sizes)
+
+    @property
+    def table_poolings(self) -> tuple[str, ...]:
+        return self.poolings or ("sum",) * len(self.sizes)
+
+    @property
+    def ids_per_sample(self) -> int:
+        """Columns of a sample's ids: the tables' widths summed (F for a one-hot trace)."""
+        return int(sum(self.table_widths))
+
+    @property
+    def column_tables(self) -> np.ndarray:
+        """The table of each of a sample's id columns, shape (ids_per_sample,)."""
+        return np.repeat(np.arange(len(self.sizes)), self.table_widths)
 
 
 @dataclass
@@ -161,7 +205,7 @@ class TraceSource(abc.ABC):
                                                         chunk.dense[picked])))
             start += len(chunk)
         out = SampleChunk(
-            np.empty((positions.size, self.layout.num_tables), ROW_ID_DTYPE),
+            np.empty((positions.size, self.layout.ids_per_sample), ROW_ID_DTYPE),
             np.empty(positions.size, np.float32),
             np.empty((positions.size, self.num_dense), np.float32),
         )
@@ -215,9 +259,9 @@ class InMemoryTrace(TraceSource):
     def __post_init__(self) -> None:
         self.ids = np.ascontiguousarray(self.ids, dtype=ROW_ID_DTYPE)
         n = self.ids.shape[0]
-        if self.ids.ndim != 2 or self.ids.shape[1] != self.layout.num_tables:
+        if self.ids.ndim != 2 or self.ids.shape[1] != self.layout.ids_per_sample:
             raise DataError(
-                f"ids must have shape (n, {self.layout.num_tables}), got {self.ids.shape}"
+                f"ids must have shape (n, {self.layout.ids_per_sample}), got {self.ids.shape}"
             )
         self.labels = np.ascontiguousarray(self.labels, dtype=np.float32).reshape(n)
         dense = np.ascontiguousarray(self.dense, dtype=np.float32)
@@ -230,15 +274,17 @@ class InMemoryTrace(TraceSource):
     def _check_ranges(self) -> None:
         if self.num_samples == 0:
             return
-        offsets = self.layout.offsets
+        tables = self.layout.column_tables
+        offsets = self.layout.offsets[tables]
+        sizes = np.asarray(self.layout.sizes)[tables]
         local = self.ids.astype(np.int64) - offsets
-        sizes = np.asarray(self.layout.sizes)
         bad = (local < 0) | (local >= sizes)
         if bad.any():
             row, col = map(int, np.argwhere(bad)[0])
             raise DataError(
                 f"sample {row} field {col}: global id {int(self.ids[row, col])} is outside table "
-                f"{self.layout.names[col]!r} (rows {offsets[col]}..{offsets[col] + sizes[col] - 1})"
+                f"{self.layout.names[tables[col]]!r} "
+                f"(rows {offsets[col]}..{offsets[col] + sizes[col] - 1})"
             )
 
     @classmethod
@@ -278,9 +324,27 @@ class InMemoryTrace(TraceSource):
 
 
 class DatasetSpecBase(BaseModel):
-    """Base of every dataset spec: a ``kind`` tag and :meth:`open`, which returns the trace."""
+    """Base of every dataset spec: a ``kind`` tag, optional ``features`` (multi-hot, a sequence)
+    and :meth:`open`, which returns the trace."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    features: FeaturesSpec | None = Field(
+        None, description="multi-hot and sequence features made on the one-hot trace")
+
+    @model_serializer(mode="wrap")
+    def _without_absent_features(self, handler: Any) -> dict[str, Any]:
+        # A one-hot spec reads, stores and logs as it did before features existed.
+        data = handler(self)
+        if data.get("features", 0) is None:
+            del data["features"]
+        return data
+
     def open(self) -> TraceSource:
+        """The trace this spec names, with its features made on it."""
+        from heraldbench.platform.data.features import with_features
+
+        return with_features(self._open(), self.features)
+
+    def _open(self) -> TraceSource:
         raise SpecError(f"dataset kind {getattr(self, 'kind', '?')!r} cannot be opened")

@@ -66,7 +66,7 @@ class AvazuCSVSpec(RawFileSpec):
     kind: Literal["avazu-csv"] = "avazu-csv"
     add_weekday: bool = True
 
-    def open(self) -> InMemoryTrace:
+    def _open(self) -> InMemoryTrace:
         """Read the file into a trace (see :class:`RawFileSpec` for the shared knobs)."""
         return self.reading_plan().read(self)
 

@@ -64,7 +64,7 @@ class CriteoTSVSpec(RawFileSpec):
     kind: Literal["criteo-tsv"] = "criteo-tsv"
     labelled: bool | None = None
 
-    def open(self) -> InMemoryTrace:
+    def _open(self) -> InMemoryTrace:
         """Read the file into a trace (see :class:`RawFileSpec` for the shared knobs)."""
         return self.reading_plan().read(self)
 

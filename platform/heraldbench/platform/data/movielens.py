@@ -82,7 +82,7 @@ class MovieLensSpec(RawFileSpec):
             raise ValueError(f"positive_threshold must be a finite rating, got {value}")
         return value
 
-    def open(self) -> InMemoryTrace:
+    def _open(self) -> InMemoryTrace:
         """Read the file into a trace (see :class:`RawFileSpec` for the shared knobs)."""
         return self.reading_plan().read(self)
 

@@ -81,7 +81,7 @@ class PreparedSpec(DatasetSpecBase):
     path: Annotated[Path, NamesFile("folder")]
     max_samples: int | None = Field(None, ge=1, le=2**63 - 1, description="null: all")
 
-    def open(self) -> PreparedTrace:
+    def _open(self) -> PreparedTrace:
         """Read the manifest; shards are read lazily, one at a time, as the trace is consumed."""
         return PreparedTrace(self.path, self.max_samples)
 

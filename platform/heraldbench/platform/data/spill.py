@@ -59,7 +59,7 @@ class SpilledTrace(TraceSource):
         self._ids: Any = None  # file of every sample's ids
         self._rest: tuple[Any, Any] | None = None  # files of every sample's labels, dense features
         self._rest_tried = False  # a pass to spill whole samples after the ids ran once
-        self._widths = (self.layout.num_tables * 4, 4, self.num_dense * 4)  # bytes per sample
+        self._widths = (self.layout.ids_per_sample * 4, 4, self.num_dense * 4)  # bytes per sample
 
     @property
     def bytes_needed(self) -> int:
@@ -204,7 +204,7 @@ class SpilledTrace(TraceSource):
         return out
 
     def _empty(self, n: int, ids_only: bool) -> SampleChunk:
-        ids = np.empty((n, self.layout.num_tables), ROW_ID_DTYPE)
+        ids = np.empty((n, self.layout.ids_per_sample), ROW_ID_DTYPE)
         if ids_only:
             return SampleChunk.ids_alone(ids, self.num_dense)
         return SampleChunk(ids, np.empty(n, np.float32), np.empty((n, self.num_dense), np.float32))

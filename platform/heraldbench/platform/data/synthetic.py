@@ -163,7 +163,7 @@ class SyntheticCriteoSpec(DatasetSpecBase):
             for card in KAGGLE_CARDINALITIES
         )
 
-    def open(self) -> SyntheticCriteoTrace:
+    def _open(self) -> SyntheticCriteoTrace:
         return SyntheticCriteoTrace(self)
 
 

@@ -28,7 +28,7 @@ from heraldbench.platform.distributed._shard import PSLayout, PSShard
 from heraldbench.platform.distributed._steps import RowMover
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
-from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
+from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
 from heraldbench.platform.train.rows import reduce_rows
 
 __all__ = ["RankRun", "RankSetup"]
@@ -56,8 +56,7 @@ class RankRun:
         self.setup, self.trace, self.held_out = setup, trace, held_out
         self.settings, self.dtype, self.device = settings, dtype, setup.device
         self.global_batch = scheduler.global_batch
-        config = model_config(settings.model, embedding_dim=embedding_dim,
-                              num_dense=trace.num_dense, num_sparse=trace.layout.num_tables)
+        config = trace_model_config(settings.model, embedding_dim=embedding_dim, trace=trace)
         self.model = DLRM(config, seed=settings.torch_seed).to(self.device, dtype)
         self.params = list(self.model.parameters())
         self.optimizer = torch.optim.SGD(self.params, lr=settings.lr_dense)

@@ -35,9 +35,18 @@ class JaggedIds:
     @classmethod
     def from_one_hot(cls, ids: np.ndarray, offsets: np.ndarray) -> JaggedIds:
         """From a one-hot chunk's (n, F) global ids and the tables' first global ids."""
-        local = (np.asarray(ids, np.int64) - np.asarray(offsets, np.int64)).T
-        lengths = np.ones(local.shape, np.int32)
-        return cls(lengths, np.ascontiguousarray(local.ravel(), dtype=np.int32))
+        return cls.from_columns(ids, offsets, np.ones(len(offsets), np.int64))
+
+    @classmethod
+    def from_columns(cls, ids: np.ndarray, offsets: np.ndarray, widths: np.ndarray) -> JaggedIds:
+        """From a chunk's (n, Σ widths) global ids, table ``t``'s ``widths[t]`` ids in consecutive
+        columns (a trace's layout: ``TableLayout.table_widths``), and the tables' first ids."""
+        ids = np.asarray(ids, np.int64)
+        ends = np.cumsum(widths)
+        starts = ends - widths
+        values = [(ids[:, a:b] - offsets[t]).ravel() for t, (a, b) in enumerate(zip(starts, ends))]
+        lengths = np.repeat(np.asarray(widths, np.int32)[:, None], ids.shape[0], axis=1)
+        return cls(lengths, np.ascontiguousarray(np.concatenate(values), dtype=np.int32))
 
     def table_starts(self) -> np.ndarray:
         """Where each table's values begin, shape (F + 1,)."""

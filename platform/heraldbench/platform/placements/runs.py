@@ -18,7 +18,7 @@ from heraldbench.platform.placements.stats import jagged_batches, stats_of_batch
 from heraldbench.platform.placements.timing import TierLinks, comm_seconds_per_iteration
 from heraldbench.platform.placements.types import TableInfo, Topology
 
-__all__ = ["PlacementRun", "check_workers", "run_placements"]
+__all__ = ["PlacementRun", "check_workers", "run_placements", "tables_of"]
 
 #: Samples per accounting chunk, about (rounded down to whole iterations).
 _CHUNK_SAMPLES = 1 << 20
@@ -53,6 +53,14 @@ class PlacementRun:
             "place_seconds": self.place_seconds,
             "account_seconds": self.account_seconds,
         }
+
+
+def tables_of(source: TraceSource, dim: int) -> tuple[TableInfo, ...]:
+    """The trace's tables as placements see them: a sequence table's lookups are not pooled."""
+    layout = source.layout
+    return tuple(TableInfo(name, rows, dim, pooled=pooling != "sequence")
+                 for name, rows, pooling in zip(layout.names, layout.sizes,
+                                                layout.table_poolings, strict=True))
 
 
 def check_workers(topology: Topology, workers: int) -> None:

@@ -12,10 +12,11 @@ __all__ = ["access_stats", "jagged_batches", "stats_of_batches"]
 
 
 def jagged_batches(source: TraceSource, samples: int):
-    """The trace's one-hot chunks of ``samples`` samples as :class:`JaggedIds`."""
+    """The trace's chunks of ``samples`` samples as :class:`JaggedIds`."""
     offsets = source.layout.offsets
+    widths = np.asarray(source.layout.table_widths, np.int64)
     for chunk in source.chunks(samples, ids_only=True):
-        yield JaggedIds.from_one_hot(chunk.ids, offsets)
+        yield JaggedIds.from_columns(chunk.ids, offsets, widths)
 
 
 def stats_of_batches(batches, sizes: tuple[int, ...]) -> AccessStats:

@@ -161,7 +161,7 @@ class _Run:
         self.log: Moves | None = log
         self.workers, self.lookahead = scheduler.workers, oracle.lookahead
         self.interval = oracle.cleanup_interval
-        self.fields = trace.layout.num_tables
+        self.fields = trace.layout.ids_per_sample
         self.batches = trace.num_samples // scheduler.global_batch
         self.iterations = (self.batches if oracle.runs_tail
                            else max(0, self.batches - self.lookahead))  # fmt: skip

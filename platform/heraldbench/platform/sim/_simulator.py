@@ -117,7 +117,7 @@ class _Run:
         #: LFU and LFUOpt), which no trainer's fixed-size cache can carry out
         self.transient_rows = plan.reads.lfu_on_insert and self.policy != "lru"
         self.workers, self.m = scheduler.workers, scheduler.batch_size
-        self.fields = self.trace.layout.num_tables
+        self.fields = self.trace.layout.ids_per_sample
         self.sync = scheduler.sync_policy
         self.het = self.sync.rule is SyncRule.BOUNDED_STALENESS
         self.lag = self.sync.lag
@@ -364,11 +364,11 @@ def _validate(trace, scheduler, cache_rows, policy, consistency) -> None:
         raise SpecError(f"cache policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     if consistency not in ("strict", "optimistic"):
         raise SpecError(f"consistency must be 'strict' or 'optimistic', got {consistency!r}")
-    working_set = scheduler.batch_size * trace.layout.num_tables
+    working_set = scheduler.batch_size * trace.layout.ids_per_sample
     if cache_rows < working_set:
         raise CapacityError(
             f"a cache of {cache_rows:,} rows cannot hold one worker's ids of one iteration "
-            f"(batch_size {scheduler.batch_size} × {trace.layout.num_tables} fields = "
+            f"(batch_size {scheduler.batch_size} × {trace.layout.ids_per_sample} ids a sample = "
             f"{working_set:,}); use at least {working_set:,} rows"
         )
     if trace.num_samples // scheduler.global_batch * scheduler.workers >= 2**31 - 1:

@@ -342,7 +342,7 @@ def reference_simulate(
         "consistency": consistency,
         "lookahead": lookahead,
     }
-    _validate(kind, fields=trace.layout.num_tables, **knobs)
+    _validate(kind, fields=trace.layout.ids_per_sample, **knobs)
     batches, dropped = _full_batches(trace, workers * batch_size)
     partition, sync = KINDS[kind]
     future = None

@@ -20,7 +20,7 @@ from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
-from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
+from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device
 
 __all__ = ["PlainOutcome", "train_plain"]
@@ -52,8 +52,7 @@ def train_plain(
     """Train on ``trace`` in global batches of ``global_batch`` (a trailing partial batch is
     dropped, as the executor drops it) and score on ``held_out``."""
     device = resolve_device(settings.device)
-    config = model_config(settings.model, embedding_dim=embedding_dim, num_dense=trace.num_dense,
-                          num_sparse=trace.layout.num_tables)  # fmt: skip
+    config = trace_model_config(settings.model, embedding_dim=embedding_dim, trace=trace)
     model = DLRM(config, seed=settings.torch_seed).to(device, dtype)
     table = init_embedding_table(trace.layout.sizes, embedding_dim, settings.torch_seed).to(dtype)
     embedding = nn.Embedding.from_pretrained(table, freeze=False, sparse=True).to(device)

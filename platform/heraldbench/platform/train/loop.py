@@ -33,7 +33,7 @@ from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train._replicated_cache import ReplicatedCluster
 from heraldbench.platform.train.executor import EmulatedCluster
 from heraldbench.platform.train.metrics import Evaluation, score
-from heraldbench.platform.train.model import DLRM, init_embedding_table, model_config
+from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device
 
 __all__ = ["TrainOutcome", "evaluate", "outcome_counts", "train_scheduler"]
@@ -142,8 +142,7 @@ class _Run:
         self.trace, self.held_out = trace, held_out
         self.scheduler, self.settings, self.dtype = scheduler, settings, dtype
         self.device = resolve_device(settings.device)
-        config = model_config(settings.model, embedding_dim=embedding_dim,
-                              num_dense=trace.num_dense, num_sparse=trace.layout.num_tables)
+        config = trace_model_config(settings.model, embedding_dim=embedding_dim, trace=trace)
         self.model = DLRM(config, seed=settings.torch_seed).to(self.device, dtype)
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=settings.lr_dense)
         table = init_embedding_table(trace.layout.sizes, embedding_dim, settings.torch_seed)
@@ -248,7 +247,7 @@ def outcome_counts(series: dict[str, np.ndarray], flushed: int, iterations: int,
     pulls = total["miss_pull"] + total["update_pull"] - total["prefetch"]  # asked for by lookups
     return Counts.from_series(
         total,
-        accesses=iterations * scheduler.global_batch * trace.layout.num_tables,
+        accesses=iterations * scheduler.global_batch * trace.layout.ids_per_sample,
         flush_push=flushed,
         lookups=int(total["hits"] + pulls),
     )

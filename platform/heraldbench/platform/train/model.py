@@ -20,7 +20,7 @@ Example::
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -36,6 +36,7 @@ __all__ = [
     "OverArch",
     "init_embedding_table",
     "model_config",
+    "trace_model_config",
 ]
 
 #: Hidden widths (bottom, top) per preset; the bottom MLP ends at D, the top MLP at 1 logit.
@@ -54,9 +55,12 @@ class ModelConfig:
         num_dense: N, dense features of a sample. A trace without dense features feeds one
             constant feature, so the bottom MLP learns a bias vector that the interaction pairs
             with every embedding (first-order terms).
-        num_sparse: F, categorical fields (one embedding row each).
+        num_sparse: F, categorical fields (one pooled embedding vector each).
         bottom: hidden widths of the bottom MLP (its output is D).
         top: hidden widths of the top MLP (its output is one logit).
+        column_tables: with multi-hot or sequence features, the field of each of a sample's
+            ids (their rows are pooled into F vectors); () when every field has one id.
+        field_scales: per field, the factor of its pooled sum: 1 (sum) or 1 / ids (mean).
     """
 
     embedding_dim: int
@@ -64,6 +68,8 @@ class ModelConfig:
     num_sparse: int
     bottom: tuple[int, ...]
     top: tuple[int, ...]
+    column_tables: tuple[int, ...] = ()
+    field_scales: tuple[float, ...] = ()
 
     @property
     def dense_inputs(self) -> int:
@@ -83,6 +89,37 @@ def model_config(preset: str, *, embedding_dim: int, num_dense: int,
         raise SpecError(f"unknown model preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
     bottom, top = PRESETS[preset]
     return ModelConfig(embedding_dim, num_dense, num_sparse, bottom, top)
+
+
+def trace_model_config(preset: str, *, embedding_dim: int, trace) -> ModelConfig:
+    """The preset's :class:`ModelConfig` for ``trace``: one field per table, a table's ids pooled
+    by its layout's rule. A sequence is pooled by the mean of its items' rows (this project's
+    choice: the simplest history encoder; attention over the history is not modelled)."""
+    config = model_config(preset, embedding_dim=embedding_dim, num_dense=trace.num_dense,
+                          num_sparse=trace.layout.num_tables)
+    layout = trace.layout
+    if layout.one_hot:
+        return config
+    scales = tuple(1.0 if pooling == "sum" else 1.0 / width
+                   for pooling, width in zip(layout.table_poolings, layout.table_widths,
+                                             strict=True))
+    return replace(config, column_tables=tuple(int(t) for t in layout.column_tables),
+                   field_scales=scales)
+
+
+class FieldPooling(nn.Module):
+    """A sample's ids' rows, (B, C, D), pooled into one vector per field, (B, F, D)."""
+
+    def __init__(self, column_tables: tuple[int, ...], field_scales: tuple[float, ...]):
+        super().__init__()
+        self.register_buffer("columns", torch.tensor(column_tables), persistent=False)
+        self.register_buffer("scales", torch.tensor(field_scales).view(1, -1, 1),
+                             persistent=False)
+
+    def forward(self, rows: torch.Tensor) -> torch.Tensor:
+        fields = self.scales.shape[1]
+        pooled = rows.new_zeros(rows.shape[0], fields, rows.shape[2])
+        return pooled.index_add(1, self.columns, rows) * self.scales.to(rows.dtype)
 
 
 def _mlp(widths: list[int], relu_last: bool) -> nn.Sequential:
@@ -180,6 +217,8 @@ class DLRM(nn.Module):
         self.dense_arch = DenseArch(config.dense_inputs, config.bottom, config.embedding_dim)
         self.interaction = InteractionArch(config.num_sparse)
         self.over_arch = OverArch(config.interaction_width, config.top)
+        self.pooling = (FieldPooling(config.column_tables, config.field_scales)
+                        if config.column_tables else None)
         self._init_weights(seed)
 
     def _init_weights(self, seed: int) -> None:
@@ -193,10 +232,13 @@ class DLRM(nn.Module):
                     layer.bias.normal_(0.0, math.sqrt(1.0 / fan_out), generator=generator)
 
     def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
-        """(B, N) dense features and (B, F, D) embeddings -> (B,) logits.
+        """(B, N) dense features and (B, F, D) embeddings -> (B,) logits (with multi-hot or
+        sequence fields, (B, C, D): every id's row, pooled here).
 
         With N = 0 pass a (B, 0) tensor: it is replaced by a constant feature of ones.
         """
+        if self.pooling is not None:
+            sparse = self.pooling(sparse)
         if dense.shape[1] == 0:
             dense = torch.ones(dense.shape[0], 1, dtype=sparse.dtype, device=sparse.device)
         return self.over_arch(self.interaction(self.dense_arch(dense), sparse))

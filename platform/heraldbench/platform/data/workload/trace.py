@@ -119,7 +119,7 @@ class SyntheticProfileSpec(DatasetSpecBase):
     def load(self) -> WorkloadProfile:
         return resolve_profile(self.profile)
 
-    def open(self) -> ProfileTrace:
+    def _open(self) -> ProfileTrace:
         return ProfileTrace(self.load(), samples=self.samples, seed=self.seed, scale=self.scale,
                             label=self.profile)  # fmt: skip
 

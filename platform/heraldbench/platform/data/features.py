@@ -1,0 +1,212 @@
+"""Traces with many ids per table per sample: multi-hot pooled features and a sequence feature,
+made from a one-hot trace as it streams (docs/workloads.md, "Multi-hot and sequence features").
+
+Both are pure functions of the one-hot trace and the spec, so a featured trace replays exactly as
+its source does. Memory: a multi-hot trace holds nothing; a sequence trace holds each user's last
+``length`` items (users × length int32), bounded by the tables, not the trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numba
+import numpy as np
+
+from heraldbench.platform.data._features_spec import (
+    MLPERF_MULTI_HOT_SIZES,
+    FeaturesSpec,
+    MultiHotSpec,
+    SequenceSpec,
+)
+from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TableLayout, TraceSource
+from heraldbench.platform.exceptions import SpecError
+
+__all__ = ["FeaturedTrace", "with_features"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: Lomax shape of MLPerf's "pareto" extra ids.
+_PARETO_SHAPE = 0.25
+
+
+def with_features(trace: TraceSource, features: FeaturesSpec | None) -> TraceSource:
+    """``trace`` with ``features`` made on it; ``trace`` itself when there are none."""
+    if features is None or (features.multi_hot is None and features.sequence is None):
+        return trace
+    if not trace.layout.one_hot:
+        raise SpecError("dataset.features: the trace already has many ids per table")
+    return FeaturedTrace(trace, features)
+
+
+def multi_hot_widths(spec: MultiHotSpec, layout: TableLayout) -> tuple[int, ...]:
+    """Ids per sample of each of ``layout``'s tables under ``spec``."""
+    sizes = spec.sizes
+    if sizes == "mlperf":
+        sizes = list(MLPERF_MULTI_HOT_SIZES)
+        where = "'mlperf' (26 tables, Criteo's)"
+    else:
+        where = f"{sizes}"
+    if isinstance(sizes, dict):
+        unknown = sorted(set(sizes) - set(layout.names))
+        if unknown:
+            raise SpecError(f"dataset.features.multi_hot.sizes: no table named {unknown[0]!r}; "
+                            f"the tables are {', '.join(layout.names)}")
+        sizes = [sizes.get(name, 1) for name in layout.names]
+    if len(sizes) != layout.num_tables:
+        raise SpecError(f"dataset.features.multi_hot.sizes {where} gives {len(sizes)} sizes for "
+                        f"the dataset's {layout.num_tables} tables")
+    if min(sizes) < 1 or max(sizes) > 4096:
+        raise SpecError(f"dataset.features.multi_hot.sizes must be 1..4096, got {sizes}")
+    return tuple(int(k) for k in sizes)
+
+
+class FeaturedTrace(TraceSource):
+    """A one-hot trace with multi-hot tables and/or a sequence table made on it."""
+
+    def __init__(self, base: TraceSource, features: FeaturesSpec) -> None:
+        self.base, self.features = base, features
+        self.num_dense = base.num_dense
+        names, sizes = list(base.layout.names), list(base.layout.sizes)
+        widths, poolings = [1] * len(sizes), ["sum"] * len(sizes)
+        if features.multi_hot is not None:
+            widths = list(multi_hot_widths(features.multi_hot, base.layout))
+            poolings = [features.multi_hot.pooling if k > 1 else "sum" for k in widths]
+        self._sequence = _SequenceFeature(features.sequence, base) if features.sequence else None
+        if self._sequence is not None:
+            names.append(self._sequence.spec.name)
+            sizes.append(self._sequence.item_rows)
+            widths.append(self._sequence.spec.length)
+            poolings.append("sequence")
+        self.layout = TableLayout(tuple(names), tuple(sizes), tuple(widths), tuple(poolings))
+        self._widths = np.asarray(widths[: base.layout.num_tables], np.int64)
+        self.num_samples = (self._sequence.samples() if self._sequence is not None
+                            else base.num_samples)
+
+    def _blocks(self) -> Iterator[SampleChunk]:
+        return self._made(self.base._blocks())
+
+    def _id_blocks(self) -> Iterator[SampleChunk]:
+        return self._made(self.base._id_blocks())
+
+    def _made(self, blocks: Iterator[SampleChunk]) -> Iterator[SampleChunk]:
+        history = self._sequence.fresh_history() if self._sequence is not None else None
+        for block in blocks:
+            history_ids = None
+            if self._sequence is not None:
+                block, history_ids = self._sequence.apply(block, history)
+            ids = self._widened(block.ids) if self.features.multi_hot is not None else block.ids
+            if history_ids is not None:
+                ids = np.concatenate([ids, history_ids], axis=1)
+            yield SampleChunk(np.ascontiguousarray(ids, ROW_ID_DTYPE), block.labels, block.dense)
+
+    def _widened(self, ids: np.ndarray) -> np.ndarray:
+        spec = self.features.multi_hot
+        layout = self.base.layout
+        return _widen(ids, self._widths, layout.offsets, np.asarray(layout.sizes, np.int64),
+                      np.uint64(spec.seed), spec.distribution == "pareto")
+
+    def describe(self) -> dict:
+        return {**self.base.describe(), "samples": self.num_samples,
+                "tables": self.layout.num_tables, "rows": self.layout.total_rows,
+                "ids_per_sample": self.layout.ids_per_sample,
+                "features": self.features.model_dump(exclude_none=True)}
+
+
+class _SequenceFeature:
+    """The history of each user's items, carried across blocks."""
+
+    def __init__(self, spec: SequenceSpec, base: TraceSource) -> None:
+        names = base.layout.names
+        for role in ("user", "item"):
+            if getattr(spec, role) not in names:
+                raise SpecError(f"dataset.features.sequence.{role}: no table named "
+                                f"{getattr(spec, role)!r}; the tables are {', '.join(names)}")
+        if spec.name in names:
+            raise SpecError(f"dataset.features.sequence.name {spec.name!r} is already a table")
+        self.spec, self.base = spec, base
+        self.user, self.item = names.index(spec.user), names.index(spec.item)
+        self.user_rows = base.layout.sizes[self.user]
+        self.item_rows = base.layout.sizes[self.item]
+        self.item_offset = int(base.layout.offsets[self.item])
+        self.history_offset = int(base.layout.total_rows)  # the new table's rows come last
+
+    def samples(self) -> int:
+        """Samples with a full history: a user's samples after their first ``length``."""
+        counts = np.zeros(self.user_rows, np.int64)
+        offset = int(self.base.layout.offsets[self.user])
+        for block in self.base._id_blocks():
+            counts += np.bincount(block.ids[:, self.user] - offset, minlength=self.user_rows)
+        return int(np.maximum(counts - self.spec.length, 0).sum())
+
+    def fresh_history(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per user: the last ``length`` items (a ring, local ids) and how many were seen."""
+        return (np.zeros((self.user_rows, self.spec.length), np.int32),
+                np.zeros(self.user_rows, np.int64))
+
+    def apply(self, block: SampleChunk, history) -> tuple[SampleChunk, np.ndarray]:
+        ring, seen = history
+        users = block.ids[:, self.user].astype(np.int64) - int(self.base.layout.offsets[self.user])
+        items = block.ids[:, self.item].astype(np.int64) - self.item_offset
+        keep, made = _histories(users, items, ring, seen)
+        kept = np.flatnonzero(keep)
+        labels = block.labels[kept] if block.labels.size else block.labels
+        dense = block.dense[kept] if block.dense.shape[0] else block.dense
+        return (SampleChunk(block.ids[kept], labels, dense),
+                (made[kept] + self.history_offset).astype(ROW_ID_DTYPE))
+
+
+@numba.njit(cache=True, nogil=True)
+def _histories(users, items, ring, seen):  # pragma: no cover - compiled
+    """Each sample's user's previous items, oldest first, then the sample's item joins them."""
+    n, length = users.shape[0], ring.shape[1]
+    keep = np.zeros(n, np.bool_)
+    made = np.zeros((n, length), np.int64)
+    for i in range(n):
+        u = users[i]
+        count = seen[u]
+        if count >= length:
+            keep[i] = True
+            for j in range(length):
+                made[i, j] = ring[u, (count + j) % length]
+        ring[u, count % length] = items[i]
+        seen[u] = count + 1
+    return keep, made
+
+
+@numba.njit(cache=True, nogil=True)
+def _widen(ids, widths, offsets, sizes, seed, pareto):  # pragma: no cover - compiled
+    """Table after table, the sample's id then its ``k − 1`` extra ids, each a hash of (seed,
+    table, id, position) mapped onto the table's rows."""
+    n, tables = ids.shape
+    out = np.empty((n, widths.sum()), np.int64)
+    for i in range(n):
+        column = 0
+        for t in range(tables):
+            out[i, column] = ids[i, t]
+            local = np.uint64(ids[i, t] - offsets[t])
+            for j in range(1, widths[t]):
+                draw = _mix(seed ^ (np.uint64(t) << np.uint64(48)) ^ (local << np.uint64(12))
+                            ^ np.uint64(j))
+                out[i, column + j] = offsets[t] + _extra_row(draw, sizes[t], pareto)
+            column += widths[t]
+    return out
+
+
+@numba.njit(cache=True, inline="always")
+def _mix(x):  # pragma: no cover - compiled
+    """SplitMix64's finaliser: a fixed, well-spread 64-bit hash."""
+    x = x + _GOLDEN
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@numba.njit(cache=True, inline="always")
+def _extra_row(draw, rows, pareto):  # pragma: no cover - compiled
+    if not pareto:
+        return np.int64(draw % np.uint64(rows))
+    # Lomax(0.25) as MLPerf draws it: (1 − u)^(−1/0.25) − 1, truncated to an integer; values past
+    # int32 (numpy's cast of them is undefined) are capped there before the modulo.
+    u = (draw >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+    value = min((1.0 - u) ** (-1.0 / _PARETO_SHAPE) - 1.0, 2147483647.0)
+    return np.int64(value) % rows
