@@ -43,7 +43,7 @@ __all__ = [
 
 _BUILTIN_DIR = Path(__file__).resolve().parent.parent / "profiles"
 #: Profiles shipped with heraldbench, by name.
-BUILTIN_PROFILES = ("criteo-kaggle",)
+BUILTIN_PROFILES = ("criteo-kaggle", "movielens-100k")
 #: Samples per generated block.
 BLOCK_SAMPLES = 1 << 16
 #: Recent samples the sequential generator keeps: every source lies within them
