@@ -60,6 +60,8 @@ SUBMISSION_RULES = re.compile("|".join([
     r"as a link rate", r"as a duration", r"unknown rate unit", r"unknown duration unit",
     r"a link rate must be", r"a duration must be", r"needs inside",
     r"a trial at", r"samples a whole percent",
+    # multi-hot and sequence features against the dataset's tables
+    r"sizes for the dataset's \d+ tables", r"no table named", r"is already a table",
 ]))
 
 

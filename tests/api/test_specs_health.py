@@ -81,3 +81,24 @@ def test_a_grid_over_the_run_cap_is_refused_on_every_endpoint(api_sqlite) -> Non
         assert response.status_code == 422, (path, response.text[:300])
         assert "22,650 runs" in response.json()["detail"][0]["message"]
     assert api_sqlite.get("/api/experiments").json()["count"] == 0
+
+
+def test_features_that_do_not_fit_the_tables_are_refused_naming_the_field(api_sqlite) -> None:
+    dataset = {"kind": "synthetic", "profile": "movielens-100k", "samples": 20_000, "scale": 1.0}
+    bad = [({"multi_hot": {"sizes": [2, 3, 4]}}, "gives 3 sizes for the dataset's 2 tables"),
+           ({"sequence": {"user": "user", "item": "film", "length": 5}},
+            "dataset.features.sequence.item no table named 'film'")]
+    for features, message in bad:
+        spec = tiny_spec(dataset={**dataset, "features": features})
+        for path in ("/api/specs/validate", "/api/experiments"):
+            response = api_sqlite.post(path, json=spec)
+            assert response.status_code == 422, (path, response.text[:300])
+            problem = response.json()["detail"][0]
+            assert message in f"{problem['field']} {problem['message']}"
+    assert api_sqlite.get("/api/experiments").json()["count"] == 0
+    good = tiny_spec(dataset={**dataset, "features": {
+        "multi_hot": {"sizes": {"item": 3}}, "sequence": {"user": "user", "item": "item",
+                                                         "length": 5}}}, cache={"ratio": 0.9})
+    response = api_sqlite.post("/api/specs/validate", json=good)
+    assert response.status_code == 200, response.text[:300]
+    assert response.json()["spec"]["dataset"]["features"]["sequence"]["length"] == 5

@@ -39,6 +39,7 @@ _CRITEO_FIELDS = 26
 class TraceFacts:
     """What the spec tells of its trace without opening it (None: not known before preparing)."""
 
+    #: Ids a sample reads (its tables, with multi-hot and sequence features their ids).
     tables: int | None
     total_rows: int | None
     samples: int | None
@@ -74,9 +75,16 @@ def trace_facts(dataset: Any) -> TraceFacts:
     features = getattr(dataset, "features", None)
     if features is None:
         return facts
-    # Multi-hot widths and a sequence's table and kept samples are known once the trace is open;
-    # the simulator checks the cache against them then.
-    return TraceFacts(None, None, None if features.sequence is not None else facts.samples)
+    names = table_names(dataset)
+    if names is None or facts.tables is None:
+        return TraceFacts(None, None, None)  # the simulator checks the cache once it has read
+    from heraldbench.platform.data.features import multi_hot_widths
+
+    ids = sum(multi_hot_widths(features.multi_hot, names)) if features.multi_hot else len(names)
+    if features.sequence is None:
+        return TraceFacts(ids, facts.total_rows, facts.samples)
+    # the history table's rows and the samples kept are known once the log is read
+    return TraceFacts(ids + features.sequence.length, None, None)
 
 
 def _one_hot_facts(dataset: Any) -> TraceFacts:
@@ -103,10 +111,39 @@ def _one_hot_facts(dataset: Any) -> TraceFacts:
     return TraceFacts(_CRITEO_FIELDS if kind == "criteo-tsv" else None, None, samples)
 
 
+def table_names(dataset: Any) -> tuple[str, ...] | None:
+    """The tables' names as far as the spec and metadata tell (None: known once read)."""
+    from heraldbench.platform.data import criteo, movielens
+
+    kind = getattr(dataset, "kind", None)
+    if kind in ("synthetic-criteo", "criteo-tsv"):
+        return criteo.TABLE_NAMES
+    if kind == "synthetic":
+        return tuple(field.name for field in dataset.load().fields)
+    if kind == "movielens":
+        return movielens.TABLE_NAMES
+    if kind == "prepared":
+        from heraldbench.platform.data.prepared import read_manifest
+
+        return tuple(t["name"] for t in read_manifest(Path(dataset.path))["tables"])
+    return None
+
+
+def _check_features(dataset: Any) -> None:
+    features = getattr(dataset, "features", None)
+    names = table_names(dataset) if features is not None else None
+    if names is not None:
+        from heraldbench.platform.data.features import check_features
+
+        check_features(features, names)
+
+
 def dataset_facts(dataset: Any) -> TraceFacts:
-    """:func:`check_dataset_file`, then :func:`trace_facts`; a dataset error is a spec error."""
+    """:func:`check_dataset_file`, the features against the tables, then :func:`trace_facts`;
+    a dataset error is a spec error."""
     check_dataset_file(dataset)
     try:
+        _check_features(dataset)
         return trace_facts(dataset)
     except ProfileError as exc:
         raise _file_problem("dataset.profile", exc) from None

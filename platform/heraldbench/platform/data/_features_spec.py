@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import json
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -13,6 +14,10 @@ __all__ = ["MLPERF_MULTI_HOT_SIZES", "FeaturesSpec", "MultiHotSpec", "SequenceSp
 #: Criteo 1TB): 1 keeps a table one-hot.
 MLPERF_MULTI_HOT_SIZES = (3, 2, 1, 2, 6, 1, 1, 1, 1, 7, 3, 8, 1, 6, 9, 5, 1, 1, 1, 12, 100, 27, 10,
                           3, 1, 1)
+
+
+#: Ids a sample reads from one multi-hot table.
+IdsPerSample = Annotated[int, Field(ge=1, le=4096)]
 
 
 class _Strict(BaseModel):
@@ -25,11 +30,14 @@ class MultiHotSpec(_Strict):
     the same extra ids), drawn uniformly over the table or, with ``pareto``, from the table's
     first rows (a Lomax law of shape 0.25, taken modulo the table's rows)."""
 
-    sizes: Literal["mlperf"] | list[int] | dict[str, int] = Field(
+    sizes: Literal["mlperf"] | list[IdsPerSample] | dict[str, IdsPerSample] = Field(
         "mlperf", description="ids per sample: 'mlperf' (26 tables), one per table, or by name")
     distribution: Literal["uniform", "pareto"] = "uniform"
     pooling: Literal["sum", "mean"] = Field("sum", description="how a table's ids are pooled")
     seed: int = Field(0, ge=0, description="seed of the extra ids")
+
+    def __hash__(self) -> int:  # sizes by name are a dict: hash the spec's JSON form
+        return hash(json.dumps(self.model_dump(mode="json"), sort_keys=True))
 
 
 class SequenceSpec(_Strict):

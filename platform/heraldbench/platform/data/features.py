@@ -22,7 +22,7 @@ from heraldbench.platform.data._features_spec import (
 from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TableLayout, TraceSource
 from heraldbench.platform.exceptions import SpecError
 
-__all__ = ["FeaturedTrace", "with_features"]
+__all__ = ["FeaturedTrace", "check_features", "multi_hot_widths", "with_features"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: Lomax shape of MLPerf's "pareto" extra ids.
@@ -38,8 +38,23 @@ def with_features(trace: TraceSource, features: FeaturesSpec | None) -> TraceSou
     return FeaturedTrace(trace, features)
 
 
-def multi_hot_widths(spec: MultiHotSpec, layout: TableLayout) -> tuple[int, ...]:
-    """Ids per sample of each of ``layout``'s tables under ``spec``."""
+def check_features(features: FeaturesSpec, names: tuple[str, ...]) -> None:
+    """Refuse ``features`` that do not fit tables named ``names`` (a :class:`SpecError` naming
+    the field), before any trace is read."""
+    if features.multi_hot is not None:
+        multi_hot_widths(features.multi_hot, names)
+    sequence = features.sequence
+    if sequence is not None:
+        for role in ("user", "item"):
+            if getattr(sequence, role) not in names:
+                raise SpecError(f"dataset.features.sequence.{role}: no table named "
+                                f"{getattr(sequence, role)!r}; the tables are {', '.join(names)}")
+        if sequence.name in names:
+            raise SpecError(f"dataset.features.sequence.name {sequence.name!r} is already a table")
+
+
+def multi_hot_widths(spec: MultiHotSpec, names: tuple[str, ...]) -> tuple[int, ...]:
+    """Ids per sample of each of the tables ``names`` under ``spec``."""
     sizes = spec.sizes
     if sizes == "mlperf":
         sizes = list(MLPERF_MULTI_HOT_SIZES)
@@ -47,16 +62,14 @@ def multi_hot_widths(spec: MultiHotSpec, layout: TableLayout) -> tuple[int, ...]
     else:
         where = f"{sizes}"
     if isinstance(sizes, dict):
-        unknown = sorted(set(sizes) - set(layout.names))
+        unknown = sorted(set(sizes) - set(names))
         if unknown:
             raise SpecError(f"dataset.features.multi_hot.sizes: no table named {unknown[0]!r}; "
-                            f"the tables are {', '.join(layout.names)}")
-        sizes = [sizes.get(name, 1) for name in layout.names]
-    if len(sizes) != layout.num_tables:
+                            f"the tables are {', '.join(names)}")
+        sizes = [sizes.get(name, 1) for name in names]
+    if len(sizes) != len(names):
         raise SpecError(f"dataset.features.multi_hot.sizes {where} gives {len(sizes)} sizes for "
-                        f"the dataset's {layout.num_tables} tables")
-    if min(sizes) < 1 or max(sizes) > 4096:
-        raise SpecError(f"dataset.features.multi_hot.sizes must be 1..4096, got {sizes}")
+                        f"the dataset's {len(names)} tables")
     return tuple(int(k) for k in sizes)
 
 
@@ -64,12 +77,13 @@ class FeaturedTrace(TraceSource):
     """A one-hot trace with multi-hot tables and/or a sequence table made on it."""
 
     def __init__(self, base: TraceSource, features: FeaturesSpec) -> None:
+        check_features(features, base.layout.names)
         self.base, self.features = base, features
         self.num_dense = base.num_dense
         names, sizes = list(base.layout.names), list(base.layout.sizes)
         widths, poolings = [1] * len(sizes), ["sum"] * len(sizes)
         if features.multi_hot is not None:
-            widths = list(multi_hot_widths(features.multi_hot, base.layout))
+            widths = list(multi_hot_widths(features.multi_hot, base.layout.names))
             poolings = [features.multi_hot.pooling if k > 1 else "sum" for k in widths]
         self._sequence = _SequenceFeature(features.sequence, base) if features.sequence else None
         if self._sequence is not None:
@@ -117,12 +131,6 @@ class _SequenceFeature:
 
     def __init__(self, spec: SequenceSpec, base: TraceSource) -> None:
         names = base.layout.names
-        for role in ("user", "item"):
-            if getattr(spec, role) not in names:
-                raise SpecError(f"dataset.features.sequence.{role}: no table named "
-                                f"{getattr(spec, role)!r}; the tables are {', '.join(names)}")
-        if spec.name in names:
-            raise SpecError(f"dataset.features.sequence.name {spec.name!r} is already a table")
         self.spec, self.base = spec, base
         self.user, self.item = names.index(spec.user), names.index(spec.item)
         self.user_rows = base.layout.sizes[self.user]
