@@ -65,6 +65,28 @@ def simulate_report(tmp: Path) -> None:
     assert (tmp / "out" / "table1.md").is_file() and (tmp / "out" / "comparison.png").is_file()
 
 
+def _sequence_spec(tmp: Path) -> Path:
+    spec = yaml.safe_load((ROOT / "examples" / "sequence.yaml").read_text())
+    spec["dataset"]["samples"] = 20_000
+    spec["cluster"] = {"workers": 4, "batch_size": 16}
+    path = tmp / "sequence.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return path
+
+
+def simulate_sequence(tmp: Path) -> None:
+    out = _run("simulate", str(_sequence_spec(tmp)), "--json", home=tmp)
+    runs = json.loads(out)["runs"]
+    assert {run["scheduler"] for run in runs} >= {"naive", "herald", "bagpipe"}
+    assert all(run["counts"]["accesses"] % 24 == 0 for run in runs)  # 1 + 3 + 20 ids a sample
+
+
+def place_sequence(tmp: Path) -> None:
+    out = _run("place", str(_sequence_spec(tmp)), "--hosts", "2", "--devices-per-host", "2",
+               "--json", home=tmp)
+    assert {row["placement"] for row in json.loads(out)} >= {"row-wise", "flexshard"}
+
+
 def validate(tmp: Path) -> None:
     assert json.loads(_run("validate", str(ROOT / "examples" / "small.yaml"), home=tmp))["name"]
 
@@ -161,6 +183,8 @@ HOW: dict[str, Callable[[Path], None] | None] = {
     "heraldbench quickstart": quickstart,
     "heraldbench simulate examples/small.yaml": simulate_small,
     "heraldbench simulate examples/comparison.yaml": simulate_report,
+    "heraldbench simulate examples/sequence.yaml": simulate_sequence,
+    "heraldbench place examples/sequence.yaml": place_sequence,
     "heraldbench validate": validate,
     "heraldbench schedulers": schedulers,
     "heraldbench train": train,
