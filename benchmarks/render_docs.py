@@ -134,7 +134,14 @@ def sequence_claims(all_records: dict[str, dict[str, Any]]) -> str:
                 "lower latency": f"{flex['comm_speedup']:.2f}×",
                 "MiB a device (flexshard ≤)": base["max_device_MiB"]})
     speed = record["figures"]["simulate_M_ids_per_s"]
-    return (table(rows) + "\n\nSimulating the sequence trace (M ids/s, one process): "
+    fit = record["figures"].get("fidelity")
+    fidelity = "" if fit is None else (
+        f"\n\nEvery cache scheduler on the profile's sequence trace against MovieLens 100K's "
+        f"({fit['samples']:,} samples with a full history): worst traffic difference "
+        f"{fit['worst_traffic_difference']} (the one-hot check's line: "
+        f"{fit['traffic_tolerance']}), worst miss-ratio-curve difference "
+        f"{fit['worst_mrc_difference']} (line: {fit['mrc_tolerance']}).")
+    return (table(rows) + fidelity + "\n\nSimulating the sequence trace (M ids/s, one process): "
             + ", ".join(f"`{k}` {v}" for k, v in speed.items())
             + ".\n\nMeasured by " + provenance(record) + ".")
 

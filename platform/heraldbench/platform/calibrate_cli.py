@@ -43,6 +43,9 @@ def calibrate(
     report_dir: Annotated[Path | None, typer.Option(
         "--report", help="write the --check tables and charts to this folder")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON document")] = False,
+    features: Annotated[str | None, typer.Option(
+        "--features", help="JSON of dataset.features (multi-hot, a sequence) for --check: "
+        "made on both traces before they are compared")] = None,
 ) -> None:
     """Fit a workload profile to the trace at PATH and write it to --out."""
     from heraldbench.platform import workload_check as round_trip
@@ -52,6 +55,7 @@ def calibrate(
     with _user_errors():
         dataset = dataset_of_file(kind, path, options, max_samples)
         parsed_shapes = _shapes(shapes) if check or shapes else ()
+        made = _features(features)
         trace = dataset.open()
         with _stages(enabled=not as_json) as stage:
             data = read_trace(trace, max_samples, stage("reading", trace.num_samples))
@@ -66,10 +70,25 @@ def calibrate(
                 tick = stage("round trip", len(parsed_shapes or round_trip.DEFAULT_SHAPES) * 2)
                 result = round_trip.check_round_trip(
                     data_trace(data, trace), profile, shapes=parsed_shapes or round_trip.DEFAULT_SHAPES,
-                    seed=seed, progress=tick,
+                    seed=seed, progress=tick, features=made,
                 )  # fmt: skip
         report = _write_report(result, profile, report_dir)
     _print(written, profile, result, report, as_json)
+
+
+def _features(text: str | None):
+    """``--features`` read as ``dataset.features``; a bad one is a SpecError naming it."""
+    from pydantic import ValidationError
+
+    from heraldbench.platform.data._features_spec import FeaturesSpec
+    from heraldbench.platform.spec import format_validation_error
+
+    if text is None:
+        return None
+    try:
+        return FeaturesSpec.model_validate_json(text)
+    except ValidationError as exc:
+        raise SpecError(f"--features: {format_validation_error(exc)}") from None
 
 
 def data_trace(data, trace):

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.data import TraceSource
+from heraldbench.platform.data._features_spec import FeaturesSpec
+from heraldbench.platform.data.features import with_features
 from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
 from heraldbench.platform.data.workload.trace import ProfileTrace
@@ -122,10 +124,13 @@ class CheckResult:
 def check_round_trip(
     real: TraceSource, profile: WorkloadProfile, *, shapes: tuple[Shape, ...] = DEFAULT_SHAPES,
     seed: int = 0, progress: Callable[[str], None] | None = None,
+    features: FeaturesSpec | None = None,
 ) -> CheckResult:  # fmt: skip
-    """Compare ``real`` with ``profile`` generated at the same length (see the module docstring)."""
+    """Compare ``real`` with ``profile`` generated at the same length (see the module docstring),
+    both given ``features`` (multi-hot, a sequence) when named."""
     synthetic = ProfileTrace(profile, samples=real.num_samples, seed=seed)
-    return compare_traces(real, synthetic, shapes=shapes, progress=progress)
+    return compare_traces(with_features(real, features), with_features(synthetic, features),
+                          shapes=shapes, progress=progress)
 
 
 def compare_traces(
@@ -140,7 +145,7 @@ def compare_traces(
     result.mrc_real = _rounded(miss_ratio_curve(real.ids, distinct))
     result.mrc_synthetic = _rounded(miss_ratio_curve(synthetic.ids, distinct))
     for shape in shapes:
-        cache_rows, batch = shape.sizes(distinct, real.layout.num_tables)
+        cache_rows, batch = shape.sizes(distinct, real.layout.ids_per_sample)
         spec = round_trip_spec(shape.workers, batch, cache_rows)
         both = {}
         for name, trace in (("real", real), ("synthetic", synthetic)):

@@ -130,3 +130,30 @@ def load_profile_text() -> dict:
     from heraldbench.platform.data.workload.trace import builtin_profile_path
 
     return yaml.safe_load(builtin_profile_path("criteo-kaggle").read_text())
+
+
+def _made_ratings(path: Path) -> Path:
+    """A MovieLens-format log the project makes: 3,000 ratings by 30 users of 200 items."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    users, items = rng.integers(1, 31, 3_000), rng.zipf(1.3, 3_000) % 200 + 1
+    path.write_text("".join(f"{u}\t{i}\t4\t{880000000 + t}\n"
+                            for t, (u, i) in enumerate(zip(users, items, strict=True))))
+    return path
+
+
+def test_check_with_a_sequence_compares_the_sequence_traces(tmp_path: Path) -> None:
+    ratings = _made_ratings(tmp_path / "u.data")
+    features = json.dumps({"sequence": {"user": "user", "item": "item", "length": 5}})
+    done = _cli("calibrate", str(ratings), "--kind", "movielens", "--option", "sort_by_time=true",
+                "--out", str(tmp_path / "ml.yaml"), "--check", "--shape", "4:0.3",
+                "--features", features, "--json")
+    assert done.returncode == 0, done.stderr
+    check = json.loads(done.stdout)["check"]
+    assert check["samples"] == 3_000 - 30 * 5  # each user's first 5 ratings have no history
+    assert {row["scheduler"] for row in check["traffic"]} >= {"naive", "herald", "bagpipe"}
+    bad = _cli("calibrate", str(ratings), "--kind", "movielens", "--out", str(tmp_path / "x.yaml"),
+               "--check", "--features", '{"sequence": {"user": "user"}}')
+    assert bad.returncode == 2 and "--features" in bad.stderr
+    assert not (tmp_path / "x.yaml").exists()
