@@ -52,7 +52,8 @@ def place(
     device_memory: Annotated[str, typer.Option(help="memory per device")] = "16GiB",
     host_memory: Annotated[str, typer.Option(help="memory per host for host-held rows")] = "256GiB",
     profile: Annotated[str, typer.Option(help="hardware profile of the inter-host tier")] = "tcp-100g",
-    intra_gbit_s: Annotated[float, typer.Option(help="intra-host bandwidth, Gbit/s")] = 1200.0,
+    intra_gbit_s: Annotated[float | None, typer.Option(
+        help="intra-host bandwidth, Gbit/s (default: the profile's)")] = None,
     iterations: Annotated[int | None, typer.Option(min=1, help="first iterations only")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:

@@ -131,6 +131,10 @@ class HardwareProfile:
         collectives: a measured profile's costs of the distributed trainer's transfers
             (``heraldbench profile-cluster``); when set, communication is modelled as the
             trainer's rounds (:mod:`heraldbench.platform._collectives`), not as a remote PS.
+        intra_host_gbit_s, intra_host_latency_us: the tier between the devices of one host,
+            which placements' all-to-alls use (the link above is the tier between hosts).
+            Default: V100's NVLink 2, 6 links × 25 GB/s a direction = 150 GB/s (1200 Gbit/s)
+            per device, and 5 us a round (assumed).
     """
 
     name: str
@@ -140,6 +144,8 @@ class HardwareProfile:
     compute: ComputeModel
     source: str
     collectives: Collectives | None = None
+    intra_host_gbit_s: float = 1200.0
+    intra_host_latency_us: float = 5.0
 
     @property
     def bytes_per_second(self) -> float:
@@ -182,11 +188,25 @@ PCIE4_X16 = HardwareProfile(
 )
 
 
+#: DGX-1 (V100): 8 GPUs joined by NVLink 2 (150 GB/s a direction per GPU) and 4 × 100 Gb/s EDR
+#: InfiniBand for the 8 (NVIDIA DGX-1 datasheet), so 50 Gbit/s a device between hosts at the 95%
+#: RDMA efficiency of ``rdma-100g``; 5 us a round on either tier (assumed). The two-tier profile
+#: placements are compared under; a cache scheduler's PS link is the inter-host one.
+DGX1_V100 = HardwareProfile(
+    name="dgx1-v100",
+    bandwidth_gbit_s=100 * 4 / 8 * 0.95,
+    latency_us=5.0,
+    overlap=False,
+    compute=V100_DLRM_FP32,
+    source="DGX-1 datasheet: NVLink 2 within a host, 4 x 100 Gb/s EDR IB per 8 GPUs, x0.95",
+)
+
+
 def _overlapped(profile: HardwareProfile) -> HardwareProfile:
     return replace(profile, name=f"{profile.name}-overlap", overlap=True)
 
 
-_BASE = (TCP_100G, RDMA_100G, PCIE4_X16)
+_BASE = (TCP_100G, RDMA_100G, PCIE4_X16, DGX1_V100)
 PROFILES: dict[str, HardwareProfile] = {
     p.name: p for p in (*_BASE, *(_overlapped(p) for p in _BASE))
 }

@@ -1,9 +1,8 @@
 """Modelled communication time of a placement per iteration, from two tiers of links.
 
-The inter-host tier takes a hardware profile's bandwidth and latency (``timemodel``'s named
-profiles model a worker's network link). The intra-host tier is NVLink-class: 150 GB/s per
-device and 5 us per round by default, both assumptions (V100's NVLink 2 gives 300 GB/s both
-directions; A100's NVLink 3, 600 GB/s). An iteration's time is three rounds (forward
+Both tiers come from a hardware profile of ``timemodel``: its link (a worker's network link) is
+the inter-host tier, its ``intra_host_*`` figures the intra-host one (NVLink-class; V100's
+NVLink 2 unless the profile says otherwise). An iteration's time is three rounds (forward
 all-to-all, backward all-to-all, replicas' all-reduce), each costing the busiest device's
 bytes over each tier's bandwidth, summed over tiers, plus each used tier's latency: tiers are
 not assumed to overlap.
@@ -38,10 +37,14 @@ class TierLinks:
                 raise SpecError(f"links {field} must be > 0, got {getattr(self, field)!r}")
 
     @classmethod
-    def from_profile(cls, profile: str, intra_gbit_s: float = 1200.0,
-                     intra_latency_us: float = 5.0) -> TierLinks:
+    def from_profile(cls, profile: str, intra_gbit_s: float | None = None,
+                     intra_latency_us: float | None = None) -> TierLinks:
+        """The profile's two tiers; ``intra_*`` given override its intra-host tier."""
         hw = get_profile(profile)
-        return cls(hw.name, intra_gbit_s, intra_latency_us, hw.bandwidth_gbit_s, hw.latency_us)
+        return cls(hw.name,
+                   hw.intra_host_gbit_s if intra_gbit_s is None else intra_gbit_s,
+                   hw.intra_host_latency_us if intra_latency_us is None else intra_latency_us,
+                   hw.bandwidth_gbit_s, hw.latency_us)
 
 
 def comm_seconds_per_iteration(traffic: Traffic, links: TierLinks) -> float:
