@@ -79,7 +79,7 @@ def claims(dataset: DatasetSpecBase, hosts: int, devices: int) -> dict[str, Any]
 def fidelity(path: Path) -> dict[str, Any]:
     """The profile's sequence trace against the real log's, every scheduler (the round trip of
     ``heraldbench calibrate --check --features``)."""
-    from heraldbench.platform.data._features_spec import FeaturesSpec
+    from heraldbench.platform.data import FeaturesSpec
     from heraldbench.platform.data.workload.trace import resolve_profile
     from heraldbench.platform.workload_check import check_round_trip, parse_shape
 

@@ -80,7 +80,7 @@ def _features(text: str | None):
     """``--features`` read as ``dataset.features``; a bad one is a SpecError naming it."""
     from pydantic import ValidationError
 
-    from heraldbench.platform.data._features_spec import FeaturesSpec
+    from heraldbench.platform.data import FeaturesSpec
     from heraldbench.platform.spec import format_validation_error
 
     if text is None:

@@ -17,9 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.data import TraceSource
-from heraldbench.platform.data._features_spec import FeaturesSpec
-from heraldbench.platform.data.features import with_features
+from heraldbench.platform.data import FeaturesSpec, TraceSource, with_features
 from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
 from heraldbench.platform.data.workload.trace import ProfileTrace

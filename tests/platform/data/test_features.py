@@ -7,8 +7,12 @@ from collections import defaultdict, deque
 import numpy as np
 import pytest
 
-from heraldbench.platform.data import InMemoryTrace, TableLayout
-from heraldbench.platform.data._features_spec import MLPERF_MULTI_HOT_SIZES, FeaturesSpec
+from heraldbench.platform.data import (
+    MLPERF_MULTI_HOT_SIZES,
+    FeaturesSpec,
+    InMemoryTrace,
+    TableLayout,
+)
 from heraldbench.platform.data.features import with_features
 from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
 from heraldbench.platform.exceptions import SpecError

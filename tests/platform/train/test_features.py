@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from heraldbench.platform.data import InMemoryTrace, TableLayout
-from heraldbench.platform.data._features_spec import FeaturesSpec
+from heraldbench.platform.data import FeaturesSpec, InMemoryTrace, TableLayout
 from heraldbench.platform.data.features import with_features
 from heraldbench.platform.train import split_trace, train_plain
 from heraldbench.platform.train.model import FieldPooling

@@ -6,6 +6,12 @@ classes live in their modules (``synthetic``, ``criteo``, ``avazu``, ``movielens
 composed into the experiment spec by :mod:`heraldbench.platform.spec`.
 """
 
+from heraldbench.platform.data._features_spec import (
+    MLPERF_MULTI_HOT_SIZES,
+    FeaturesSpec,
+    MultiHotSpec,
+    SequenceSpec,
+)
 from heraldbench.platform.data._readahead import read_ahead
 from heraldbench.platform.data._renumber import FirstSeenTrace
 from heraldbench.platform.data._trace import (
@@ -15,15 +21,21 @@ from heraldbench.platform.data._trace import (
     TableLayout,
     TraceSource,
 )
+from heraldbench.platform.data.features import with_features
 from heraldbench.platform.data.spill import SpilledTrace
 
 __all__ = [
+    "MLPERF_MULTI_HOT_SIZES",
     "DatasetSpecBase",
+    "FeaturesSpec",
     "FirstSeenTrace",
     "InMemoryTrace",
+    "MultiHotSpec",
     "SampleChunk",
+    "SequenceSpec",
     "SpilledTrace",
     "TableLayout",
     "TraceSource",
     "read_ahead",
+    "with_features",
 ]
