@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 import pickle
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -25,8 +25,8 @@ from heraldbench.platform.distributed.sharded._rank import train_rank
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.placements import Placement
 from heraldbench.platform.spec import TrainSpec
+from heraldbench.platform.train.baseline import PlainOutcome
 from heraldbench.platform.train.loop import evaluate
-from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.model import DLRM, trace_model_config
 
 __all__ = ["PlacementJob", "PlacementOutcome", "rank_entry", "train_placement"]
@@ -48,8 +48,9 @@ class PlacementJob:
 
 
 @dataclass
-class PlacementOutcome:
-    """A placement's trained model, its rows gathered from their holders, and what it moved.
+class PlacementOutcome(PlainOutcome):
+    """A placement's trained model, its rows gathered from their holders (``table``), its
+    quality and throughput (as the plain run's), and what it moved.
 
     ``measured``: per phase (``forward``, ``backward``, ``sync``) the bytes each rank sent,
     (devices, 2 tiers), as the accounting's ``Traffic`` counts them; ``ids_sent`` (devices, 2),
@@ -58,16 +59,8 @@ class PlacementOutcome:
     """
 
     placement: str
-    model: DLRM
-    table: torch.Tensor
-    final: Evaluation
-    losses: np.ndarray
-    iterations: int
-    samples_trained: int
     measured: dict[str, np.ndarray]
     replicas_identical: bool
-    timing: dict[str, float] = field(default_factory=dict)
-    samples_per_second: float = 0.0
 
 
 def train_placement(trace: TraceSource, held_out: SampleChunk, placement: Placement,
@@ -149,11 +142,11 @@ def assemble(job: PlacementJob, held_out: SampleChunk, reports: list[dict[str, A
     measured["ids_sent"] = np.stack([r["ids_sent"] for r in reports])
     measured["dense_allreduce_bytes"] = np.asarray([r["dense_bytes"] for r in reports])
     return PlacementOutcome(
-        placement=job.placement.name, model=model, table=table,
+        model=model, table=table,
         final=evaluate(model, table, held_out, iterations, torch.device("cpu")),
-        losses=losses, iterations=iterations, samples_trained=samples, measured=measured,
-        replicas_identical=identical, timing={"train": seconds},
-        samples_per_second=samples / seconds if seconds > 0 else 0.0)
+        losses=losses, iterations=iterations, samples_trained=samples, timing={"train": seconds},
+        samples_per_second=samples / seconds if seconds > 0 else 0.0,
+        placement=job.placement.name, measured=measured, replicas_identical=identical)
 
 
 def _gather_table(job: PlacementJob, reports) -> tuple[torch.Tensor, bool]:
