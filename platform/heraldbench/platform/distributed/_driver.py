@@ -8,6 +8,7 @@ and bytes of every rank.
 from __future__ import annotations
 
 import datetime
+import importlib
 import os
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from heraldbench.platform.distributed._clock import PHASES
 from heraldbench.platform.distributed._rank import RankRun, RankSetup
 from heraldbench.platform.train.loop import TrainOutcome, outcome_counts
 
-__all__ = ["RankJob", "run_rank"]
+__all__ = ["RankJob", "join_group", "run_rank"]
 
 Progress = Callable[[int, int], None]
 
@@ -63,6 +64,8 @@ class RankJob:
         world: ranks in all (W workers, then dedicated PS ranks).
         master: ``host:port`` of rank 0's rendezvous.
         threads: torch threads per rank (None: the cores of the host shared by its ranks).
+        entry: ``module:function`` each rank runs instead, as ``function(job, rank, progress)``
+            (a placement's training: :mod:`.sharded`); "" for the schedulers' training.
     """
 
     spec: dict[str, Any]
@@ -70,6 +73,7 @@ class RankJob:
     world: int
     master: str
     threads: int | None = None
+    entry: str = ""
 
 
 def device_of(settings, rank: int) -> torch.device:
@@ -84,6 +88,9 @@ def device_of(settings, rank: int) -> torch.device:
 
 def run_rank(job: RankJob, rank: int, progress: Progress | None = None) -> list[TrainOutcome] | None:
     """Train the job's schedulers as ``rank``; rank 0 returns their outcomes, others None."""
+    if job.entry:
+        module, name = job.entry.split(":")
+        return getattr(importlib.import_module(module), name)(job, rank, progress)
     from heraldbench.platform.spec import parse_spec
     from heraldbench.platform.train.runtime import configure_threads
 
@@ -93,15 +100,19 @@ def run_rank(job: RankJob, rank: int, progress: Progress | None = None) -> list[
     backend = "nccl" if device.type == "cuda" else "gloo"
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    timeout = datetime.timedelta(seconds=settings.distributed.timeout_s)
-    dist.init_process_group(backend, init_method=f"tcp://{job.master}", rank=rank,
-                            world_size=job.world, timeout=timeout)  # fmt: skip
+    join_group(job, rank, backend, datetime.timedelta(seconds=settings.distributed.timeout_s))
     try:
         configure_threads(threads=job.threads, reserve=1)
         setup = RankSetup(rank, job.world, spec.cluster.workers, device)
         return _train_all(spec, job, setup, progress)
     finally:
         dist.destroy_process_group()
+
+
+def join_group(job: RankJob, rank: int, backend: str, timeout: datetime.timedelta) -> None:
+    """Join the job's process group as ``rank`` at its rendezvous."""
+    dist.init_process_group(backend, init_method=f"tcp://{job.master}", rank=rank,
+                            world_size=job.world, timeout=timeout)  # fmt: skip
 
 
 def _train_all(spec, job: RankJob, setup: RankSetup, progress: Progress | None):

@@ -66,14 +66,17 @@ def run_from_environment(spec: dict, schedulers: list[int], progress: Progress |
 
 def launch_local(job_spec: dict, schedulers: list[int], world: int, timeout_s: float,
                  progress: Progress | None = None, threads: int | None = None,
-                 links: Links | None = None) -> list:  # fmt: skip
+                 links: Links | None = None, entry: str = ""):  # fmt: skip
     """Start ``world`` rank processes on this machine and return rank 0's outcomes; with
-    ``links``, each rank in its own network namespace on shaped links (:mod:`.links`)."""
+    ``links``, each rank in its own network namespace on shaped links (:mod:`.links`); with
+    ``entry``, each rank runs that function instead of the schedulers' training
+    (``RankJob.entry``)."""
     if threads is None:
         threads = max(1, (os.cpu_count() or 1) // world)
     with rank_network(links, world) as network, \
             tempfile.TemporaryDirectory(prefix="heraldbench-ranks-") as folder:  # fmt: skip
-        job = RankJob(job_spec, schedulers, world, master_address(network), threads=threads)
+        job = RankJob(job_spec, schedulers, world, master_address(network), threads=threads,
+                      entry=entry)
         root = Path(folder)
         (root / "job.pkl").write_bytes(pickle.dumps(asdict(job)))
         procs: list[subprocess.Popen] = []

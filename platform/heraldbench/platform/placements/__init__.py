@@ -19,9 +19,10 @@ from heraldbench.platform.placements._flexshard import FlexShard
 from heraldbench.platform.placements._recshard import RecShard
 from heraldbench.platform.placements._row_wise import RowWise, TableRowWise
 from heraldbench.platform.placements._table_wise import TableWise
-from heraldbench.platform.placements.accounting import Traffic, account
+from heraldbench.platform.placements.accounting import Traffic, account, serving_devices
 from heraldbench.platform.placements.jagged import JaggedIds
 from heraldbench.platform.placements.memory import MemoryUse, check_fits, memory_use
+from heraldbench.platform.placements.runs import tables_of
 from heraldbench.platform.placements.stats import access_stats
 from heraldbench.platform.placements.types import (
     AccessStats,
@@ -59,4 +60,6 @@ __all__ = [
     "memory_use",
     "register",
     "registered",
+    "serving_devices",
+    "tables_of",
 ]

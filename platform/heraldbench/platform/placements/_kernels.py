@@ -14,7 +14,7 @@ import numba
 
 from heraldbench.platform.placements.types import Scope
 
-__all__ = ["account_chunk"]
+__all__ = ["account_chunk", "servers_of"]
 
 _DEVICE = int(Scope.DEVICE)
 _HOST_MEMORY = int(Scope.HOST_MEMORY)
@@ -73,3 +73,14 @@ def account_chunk(lengths, values, table_starts, pooled, shard_lo, shard_hi, sha
                     forward[server, tier] += vector
                     backward[req, tier] += vector
     return stamp
+
+
+@numba.njit(cache=True, nogil=True)
+def servers_of(scope, owner, rows, readers, per_host):  # pragma: no cover - numba
+    """The device serving each read ``rows[i]`` of ``readers[i]``: :func:`_server`, the
+    accounting's own rule, for the trainers that carry a placement out."""
+    out = readers.copy()
+    for i in range(rows.shape[0]):
+        row = rows[i]
+        out[i] = _server(scope[row], owner[row], readers[i], per_host)
+    return out

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.placements._kernels import account_chunk
+from heraldbench.platform.placements._kernels import account_chunk, servers_of
 from heraldbench.platform.placements.jagged import JaggedIds
 from heraldbench.platform.placements.types import Placement
 
-__all__ = ["Traffic", "account", "allreduce_bytes"]
+__all__ = ["Traffic", "account", "allreduce_bytes", "serving_devices"]
 
 TIERS = ("intra-host", "inter-host")
 
@@ -71,6 +71,15 @@ def allreduce_bytes(every_device: float, per_host: np.ndarray, hosts: int,
     out[:, 1] = every_device * 2 * (hosts - 1) / hosts / per_host_devices
     out[:, 1] += np.tile(np.asarray(per_host, np.float64), hosts) * 2 * (hosts - 1) / hosts
     return out
+
+
+def serving_devices(placement: Placement, table: int, shard: int, rows: np.ndarray,
+                    readers: np.ndarray) -> np.ndarray:
+    """The device serving each read of ``rows[i]`` (of ``table``, column shard ``shard``) by a
+    sample on device ``readers[i]``: the accounting kernel's rule, for a trainer to carry out."""
+    part = placement.tables[table].shards[shard]
+    return servers_of(part.scope, part.owner, np.asarray(rows, np.int64),
+                      np.asarray(readers, np.int64), placement.topology.devices_per_host)
 
 
 class _Flat:

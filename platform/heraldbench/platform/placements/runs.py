@@ -55,10 +55,13 @@ class PlacementRun:
         }
 
 
-def tables_of(source: TraceSource, dim: int) -> tuple[TableInfo, ...]:
-    """The trace's tables as placements see them: a sequence table's lookups are not pooled."""
+def tables_of(source: TraceSource, dim: int, bytes_per_value: int = 4) -> tuple[TableInfo, ...]:
+    """The trace's tables as placements see them: a sequence table's lookups are not pooled.
+    ``bytes_per_value``: 4 (float32) as a deployment trains; 8 where a float64 training's
+    moved bytes are compared to the counted ones."""
     layout = source.layout
-    return tuple(TableInfo(name, rows, dim, pooled=pooling != "sequence")
+    return tuple(TableInfo(name, rows, dim, pooled=pooling != "sequence",
+                           bytes_per_value=bytes_per_value)
                  for name, rows, pooling in zip(layout.names, layout.sizes,
                                                 layout.table_poolings, strict=True))
 

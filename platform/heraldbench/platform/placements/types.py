@@ -171,3 +171,14 @@ class Placement:
         if scope is Scope.PER_HOST:
             return tuple(h * topo.devices_per_host + owner for h in range(topo.hosts))
         return (owner,)
+
+    def held_by(self, device: int, table: int, shard: int = 0) -> np.ndarray:
+        """The rows of ``table`` (column shard ``shard``) that ``device`` holds, ascending: those
+        whose :meth:`holders` include it, for all rows at once."""
+        part = self.tables[table].shards[shard]
+        local = device % self.topology.devices_per_host
+        single = (part.scope == Scope.DEVICE) | (part.scope == Scope.HOST_MEMORY)
+        held = ((single & (part.owner == device))
+                | ((part.scope == Scope.PER_HOST) & (part.owner == local))
+                | (part.scope == Scope.EVERY_DEVICE))
+        return np.flatnonzero(held)

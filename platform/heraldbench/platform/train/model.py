@@ -119,7 +119,12 @@ class FieldPooling(nn.Module):
     def forward(self, rows: torch.Tensor) -> torch.Tensor:
         fields = self.scales.shape[1]
         pooled = rows.new_zeros(rows.shape[0], fields, rows.shape[2])
-        return pooled.index_add(1, self.columns, rows) * self.scales.to(rows.dtype)
+        return self.scale(pooled.index_add(1, self.columns, rows))
+
+    def scale(self, sums: torch.Tensor) -> torch.Tensor:
+        """(B, F, D) sums of each field's rows to its pooled vectors (sum or mean): the one
+        pooling rule, for a placement's reader too, which receives partial sums already added."""
+        return sums * self.scales.to(sums.dtype)
 
 
 def _mlp(widths: list[int], relu_last: bool) -> nn.Sequential:
@@ -239,9 +244,17 @@ class DLRM(nn.Module):
         """
         if self.pooling is not None:
             sparse = self.pooling(sparse)
+        return self.forward_pooled(dense, sparse)
+
+    def forward_pooled(self, dense: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
+        """(B, N) dense features and (B, F, D) pooled vectors, one per field -> (B,) logits."""
         if dense.shape[1] == 0:
-            dense = torch.ones(dense.shape[0], 1, dtype=sparse.dtype, device=sparse.device)
-        return self.over_arch(self.interaction(self.dense_arch(dense), sparse))
+            dense = torch.ones(dense.shape[0], 1, dtype=pooled.dtype, device=pooled.device)
+        return self.over_arch(self.interaction(self.dense_arch(dense), pooled))
+
+    def pool_sums(self, sums: torch.Tensor) -> torch.Tensor:
+        """(B, F, D) sums of each field's rows, pooled by the fields' rule (:class:`FieldPooling`)."""
+        return sums if self.pooling is None else self.pooling.scale(sums)
 
 
 def init_embedding_table(sizes: tuple[int, ...], dim: int, seed: int = 0) -> torch.Tensor:
