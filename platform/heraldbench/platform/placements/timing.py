@@ -17,9 +17,13 @@ import numpy as np
 
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.placements.accounting import Traffic
-from heraldbench.platform.timemodel import get_profile
+from heraldbench.platform.timemodel import HardwareProfile, get_profile
 
-__all__ = ["TierLinks", "comm_seconds_per_iteration"]
+__all__ = ["INTRA_GBIT_S", "INTRA_LATENCY_US", "TierLinks", "comm_seconds_per_iteration"]
+
+#: The intra-host tier's assumed bandwidth (Gbit/s) and latency per round (us): NVLink-class.
+INTRA_GBIT_S = 1200.0
+INTRA_LATENCY_US = 5.0
 
 
 @dataclass(frozen=True)
@@ -27,8 +31,8 @@ class TierLinks:
     """Bandwidth (Gbit/s) and latency (us) per device of each tier."""
 
     name: str
-    intra_gbit_s: float = 1200.0
-    intra_latency_us: float = 5.0
+    intra_gbit_s: float = INTRA_GBIT_S
+    intra_latency_us: float = INTRA_LATENCY_US
     inter_gbit_s: float = 50.0
     inter_latency_us: float = 50.0
 
@@ -38,8 +42,8 @@ class TierLinks:
                 raise SpecError(f"links {field} must be > 0, got {getattr(self, field)!r}")
 
     @classmethod
-    def from_profile(cls, profile: str, intra_gbit_s: float = 1200.0,
-                     intra_latency_us: float = 5.0) -> TierLinks:
+    def from_profile(cls, profile: str | HardwareProfile, intra_gbit_s: float = INTRA_GBIT_S,
+                     intra_latency_us: float = INTRA_LATENCY_US) -> TierLinks:
         hw = get_profile(profile)
         return cls(hw.name, intra_gbit_s, intra_latency_us, hw.bandwidth_gbit_s, hw.latency_us)
 
