@@ -121,8 +121,9 @@ def simulate(
         for printable in comparison_table(result, width=out.width):
             out.print(printable)
         if parsed.placements:
-            out.print(side_by_side_table(document["side_by_side"]["rows"], parsed.name,
-                                         parsed.baseline))
+            for printable in side_by_side_table(document["side_by_side"]["rows"], parsed.name,
+                                                parsed.baseline, width=out.width):
+                out.print(printable)
     if report_dir is not None:
         from heraldbench.platform.report import write_report
 

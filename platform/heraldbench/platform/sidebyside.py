@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from rich.table import Table
+from heraldbench.platform.comparison import fitted_table
 
 __all__ = ["TIERS", "compare", "placement_row", "scheduler_row", "side_by_side",
            "side_by_side_table"]
@@ -79,21 +79,27 @@ def _times(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}×"
 
 
-def side_by_side_table(rows: list[dict[str, Any]], title: str, baseline: str) -> Table:
-    """One table of every row: MB per iteration per tier, and ms per iteration per profile,
-    each with its ratio to the baseline."""
+def side_by_side_table(rows: list[dict[str, Any]], title: str, baseline: str,
+                       width: int | None = None) -> list[Any]:
+    """One table of every row, fitted to ``width`` (``comparison.fitted_table``): MB per
+    iteration per tier, and ms per iteration per profile, each with its ratio to the baseline;
+    the first profile's columns are kept before the others'."""
     profiles = list(dict.fromkeys(p for r in rows for p in r["comm_ms_per_iteration"]))
-    table = Table(title=f"{title} (relative to {baseline})")
-    table.add_column("scheduler / placement")
-    table.add_column("paradigm")
-    for header in ("intra-host MB/it", "inter-host MB/it", "× bytes",
-                   *(f"{p} comm ms/it" for p in profiles)):
-        table.add_column(header, justify="right")
-    for row in rows:
-        mb = row["bytes_per_iteration"]
-        rel = row["relative"]
-        comm = [f"{row['comm_ms_per_iteration'][p]:.3f} ({_times(rel['comm'].get(p))})"
-                if p in row["comm_ms_per_iteration"] else "-" for p in profiles]
-        table.add_row(row["label"], row["paradigm"], f"{mb['intra_host'] / 1e6:.3f}",
-                      f"{mb['inter_host'] / 1e6:.3f}", _times(rel["bytes"]), *comm)
-    return table
+    cells: dict[str, list[str]] = {
+        "scheduler / placement": [r["label"] for r in rows],
+        "paradigm": [r["paradigm"] for r in rows],
+        "intra MB/it": [f"{r['bytes_per_iteration']['intra_host'] / 1e6:.3f}" for r in rows],
+        "inter MB/it": [f"{r['bytes_per_iteration']['inter_host'] / 1e6:.3f}" for r in rows],
+        "× bytes": [_times(r["relative"]["bytes"]) for r in rows],
+    }
+    for p in profiles:
+        cells[f"{p} ms/it"] = [_ms(r["comm_ms_per_iteration"].get(p)) for r in rows]
+        cells[f"× {p}"] = [_times(r["relative"]["comm"].get(p)) for r in rows]
+    priority = ("scheduler / placement", "inter MB/it", "intra MB/it", "× bytes",
+                *(h for p in profiles for h in (f"{p} ms/it", f"× {p}")), "paradigm")
+    return fitted_table(f"{title}: relative to {baseline}", cells, priority, width,
+                        left=("scheduler / placement", "paradigm"))
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
