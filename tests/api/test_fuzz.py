@@ -60,6 +60,8 @@ SUBMISSION_RULES = re.compile("|".join([
     r"as a link rate", r"as a duration", r"unknown rate unit", r"unknown duration unit",
     r"a link rate must be", r"a duration must be", r"needs inside",
     r"a trial at", r"samples a whole percent",
+    # the cluster's hosts and devices, a spec's placements and its baseline
+    r"cluster\.hosts", r"placement '[\w-]+': ", r"neither a listed scheduler nor a listed placement",
 ]))
 
 

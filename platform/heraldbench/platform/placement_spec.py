@@ -48,8 +48,8 @@ def _check(kind: str, knobs: dict[str, Any]) -> None:
                              f"{', '.join(defaults) or 'none'}")
     try:
         create(kind, **knobs)
-    except HeraldbenchError as exc:
-        raise ValueError(str(exc)) from None
+    except (HeraldbenchError, TypeError, ValueError) as exc:  # a knob of the wrong type too
+        raise ValueError(f"placement {kind!r}: {exc}") from None
 
 
 class PlacementSpec(BaseModel):
