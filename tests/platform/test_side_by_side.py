@@ -114,3 +114,10 @@ def test_the_cluster_defaults_to_one_host_of_every_worker() -> None:
     assert spec.baseline == "naive"
     with pytest.raises(SpecError, match="listed twice"):
         parse_spec({**SPEC, "placements": [{"kind": "row-wise"}, {"kind": "row-wise"}]})
+
+
+def test_the_report_has_the_side_by_side_table(tmp_path: Path) -> None:
+    done = _cli(tmp_path, SPEC, "simulate", "--json", "--report", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "report" / "side_by_side.md").read_text()
+    assert "relative to row-wise" in text and "| flexshard memory_headroom=0.5 | placement |" in text

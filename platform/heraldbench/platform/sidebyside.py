@@ -13,12 +13,13 @@ time is the time model's ``comm_s`` per iteration, on the same profiles.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from heraldbench.platform.comparison import fitted_table
 
 __all__ = ["TIERS", "compare", "placement_row", "scheduler_row", "side_by_side",
-           "side_by_side_table"]
+           "side_by_side_table", "write_side_by_side"]
 
 TIERS = ("intra_host", "inter_host")
 
@@ -79,11 +80,8 @@ def _times(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}×"
 
 
-def side_by_side_table(rows: list[dict[str, Any]], title: str, baseline: str,
-                       width: int | None = None) -> list[Any]:
-    """One table of every row, fitted to ``width`` (``comparison.fitted_table``): MB per
-    iteration per tier, and ms per iteration per profile, each with its ratio to the baseline;
-    the first profile's columns are kept before the others'."""
+def _cells(rows: list[dict[str, Any]]) -> tuple[dict[str, list[str]], tuple[str, ...]]:
+    """Every column's cells (header: a cell per row), and the columns by priority."""
     profiles = list(dict.fromkeys(p for r in rows for p in r["comm_ms_per_iteration"]))
     cells: dict[str, list[str]] = {
         "scheduler / placement": [r["label"] for r in rows],
@@ -97,9 +95,36 @@ def side_by_side_table(rows: list[dict[str, Any]], title: str, baseline: str,
         cells[f"× {p}"] = [_times(r["relative"]["comm"].get(p)) for r in rows]
     priority = ("scheduler / placement", "inter MB/it", "intra MB/it", "× bytes",
                 *(h for p in profiles for h in (f"{p} ms/it", f"× {p}")), "paradigm")
+    return cells, priority
+
+
+def side_by_side_table(rows: list[dict[str, Any]], title: str, baseline: str,
+                       width: int | None = None) -> list[Any]:
+    """One table of every row, fitted to ``width`` (``comparison.fitted_table``): MB per
+    iteration per tier, and ms per iteration per profile, each with its ratio to the baseline;
+    the first profile's columns are kept before the others'."""
+    cells, priority = _cells(rows)
     return fitted_table(f"{title}: relative to {baseline}", cells, priority, width,
                         left=("scheduler / placement", "paradigm"))
 
 
 def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def write_side_by_side(result: dict[str, Any], out_dir: Path) -> list[Path]:
+    """``side_by_side.md`` of a result holding placements (``ExperimentResult.to_json``'s
+    ``side_by_side``): the table above as Markdown, every profile's column; else nothing."""
+    comparison = result.get("side_by_side") or {}
+    rows = comparison.get("rows") or []
+    if not any(r["paradigm"] == "placement" for r in rows):
+        return []
+    baseline = comparison.get("baseline", "naive")
+    cells, _ = _cells(rows)
+    lines = [f"# Schedulers and placements, relative to {baseline}", "",
+             "| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
+    lines += ["| " + " | ".join(column[i] for column in cells.values()) + " |"
+              for i in range(len(rows))]
+    path = out_dir / "side_by_side.md"
+    path.write_text("\n".join(lines) + "\n")
+    return [path]
