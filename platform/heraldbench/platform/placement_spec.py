@@ -21,6 +21,13 @@ __all__ = ["PlacementSpec", "knob_defaults", "run_knobs"]
 BATCH_KNOB = "batch_size"
 
 
+#: A knob's value as JSON Schema says it: a number (an integer within 64 bits), text, a boolean,
+#: null or a list of numbers (recshard's buckets); the placement checks the rest.
+_NUMBER = {"type": "number", "minimum": -(2**63), "maximum": 2**63 - 1}
+_KNOB_VALUE = {"anyOf": [_NUMBER, {"type": ["string", "boolean", "null"]},
+                         {"type": "array", "items": _NUMBER}]}
+
+
 def knob_defaults(kind: str) -> dict[str, Any]:
     """The knobs of placement ``kind`` (its constructor's arguments) and their defaults."""
     parameters = inspect.signature(registered()[kind].__init__).parameters
@@ -56,7 +63,8 @@ class PlacementSpec(BaseModel):
     """One placement of a spec: ``kind`` and its knobs (``heraldbench place SPEC`` lists the
     kinds; docs/sharding.md says what each knob does)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="allow", frozen=True,
+                              json_schema_extra={"additionalProperties": _KNOB_VALUE})
 
     kind: str = Field(description="a registered placement kind",
                       json_schema_extra={"enum": sorted(registered())})
