@@ -278,6 +278,29 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
     page.check_clean()
 
 
+def test_placements_are_rows_of_the_comparison_table(app: RunningApp, page: Watched) -> None:
+    spec = {"name": "ui-placements", "dataset": {"kind": "synthetic-criteo", "samples": 20000,
+            "scale": 0.002, "seed": 1}, "cluster": {"workers": 4, "batch_size": 32, "hosts": 2},
+            "schedulers": [{"kind": "naive"}, {"kind": "herald"}],
+            "placements": [{"kind": "row-wise"}, {"kind": "flexshard", "memory_headroom": 0.5}],
+            "baseline": "row-wise"}  # fmt: skip
+    experiment_id = _api(app, "POST", "/api/experiments", spec)["id"]
+    p = page.page
+    p.goto(f"{app.url}/#/experiments/{experiment_id}")
+    p.wait_for_selector(
+        "[data-testid='experiment-status'][data-status='succeeded']", timeout=RUN_TIMEOUT_MS
+    )
+    table = p.get_by_test_id("comparison-table")
+    assert "row-wise" in table.get_by_test_id("side-bytes-head").inner_text()
+    for kind in ("naive", "herald", "row-wise", "flexshard"):
+        assert table.locator(f"tr[data-kind='{kind}']").count() == 1, kind
+    assert table.locator("tr[data-kind='row-wise'] [data-testid='side-bytes']").inner_text() \
+        == "1.00×"
+    herald = table.locator("tr[data-kind='herald'] [data-testid='side-intra']").inner_text()
+    assert herald == "0.000"  # a parameter server's traffic is all inter-host
+    page.check_clean()
+
+
 def test_the_being_prepared_notice_gives_way_once_the_dataset_failed(
     app: RunningApp, page: Watched, shots: Path
 ) -> None:

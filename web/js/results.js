@@ -150,6 +150,7 @@ function finishRow(row) {
     metrics: withMetrics ? withMetrics.metrics : null,
     bound: main ? main.bound || null : null,
     time: main ? main.time || null : null,
+    side: row.runs.map((r) => r.side_by_side).find(Boolean) || null,
     series,
     iterations: main && isNum(main.iterations) ? main.iterations : null,
     mlflow: row.runs.map((r) => r.mlflow_run_url).find(Boolean) || null,

@@ -77,13 +77,12 @@ def create_experiment(
 
 def _new_experiment(grid: Grid, document: dict[str, Any], client_key: str | None) -> Experiment:
     labels = list(dict.fromkeys(r.label for r in grid.runs))
-    action = "train" if grid.runs[0].spec.mode == "train" else "simulate"
     runs = [
         Run(
-            action=action,
+            action=r.actions[-1],  # a scheduler of a train spec is trained, a placement placed
             scheduler=r.kind,
             label=r.label,
-            params=r.spec.schedulers[0].knobs(),
+            params=(r.spec.placements if r.placement else r.spec.schedulers)[0].knobs(),
             point=r.point.values,
             point_index=r.point.index,
             point_label=r.point.label,

@@ -153,6 +153,8 @@ def _as_validated(schema: Schema) -> None:
     sized = {"bytes"} if "ratio" in props else {"low", "high"} if "choices" in props else set()
     if "hot_budget" in props:  # FAE's hot table, a byte size
         sized = {"hot_budget"}
+    if "device_memory" in props:  # ClusterSpec: the memory of a device and of a host
+        sized = {"device_memory", "host_memory"}
     if "metric" in props:  # a tuning objective or constraint
         props["profile"] = {**props["profile"], "enum": sorted(PROFILES)}
         sized = {"min", "max"} if "min" in props else set()  # cache_memory: a byte size

@@ -15,6 +15,7 @@ import numpy as np
 
 from heraldbench.pipelines.relative import Group, baselines, group_of, relative_or_none
 from heraldbench.platform.metrics import Counts
+from heraldbench.platform.sidebyside import side_by_side
 
 __all__ = [
     "SERIES_POINTS",
@@ -24,6 +25,7 @@ __all__ = [
     "mlflow_link",
     "relative_figures",
     "short_series",
+    "side_by_side_figures",
 ]
 
 #: Points per series at most in API responses (docs/api.md).
@@ -126,3 +128,22 @@ def _counts(run: Any) -> Counts | None:
         return None
     known = {k: v for k, v in run.result["counts"].items() if k in Counts.__dataclass_fields__}
     return Counts(**known)
+
+
+def side_by_side_figures(runs: Iterable[Any], baseline: str) -> dict[int, dict[str, Any]]:
+    """Each succeeded run's side-by-side row (``platform.sidebyside``) by id, in the groups of
+    (point, seed) that hold placements, relative to ``baseline`` of the same group."""
+    groups: dict[tuple[int, int], list[Any]] = {}
+    for run in runs:
+        if run.status == "succeeded" and run.result and ("bytes" in run.result or
+                                                         run.action == "place"):
+            groups.setdefault((run.point_index, run.seed), []).append(run)
+    figures = {}
+    for members in groups.values():
+        placed = [r for r in members if r.action == "place"]
+        if not placed:
+            continue
+        schedulers = [r for r in members if r.action != "place"]
+        rows = side_by_side([r.result for r in schedulers], [r.result for r in placed], baseline)
+        figures.update({run.id: row for run, row in zip(schedulers + placed, rows, strict=True)})
+    return figures

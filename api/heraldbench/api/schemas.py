@@ -154,6 +154,9 @@ class RunOut(_Out):
     counts: JSONObject | None
     totals: JSONObject | None
     relative: dict[str, float | None]
+    #: Beside placements: bytes per iteration per tier and comm time per profile, relative to
+    #: the spec's baseline (``platform.sidebyside``); None in a group without placements.
+    side_by_side: JSONObject | None = None
     bytes: JSONObject | None
     bound: JSONObject | None
     time: JSONObject | None

@@ -6,7 +6,12 @@ from typing import Any
 
 from heraldbench.api.core.config import Settings
 from heraldbench.api.models import Dataset, Experiment, Run, Study
-from heraldbench.api.results import accuracy_metrics, mlflow_link, relative_figures
+from heraldbench.api.results import (
+    accuracy_metrics,
+    mlflow_link,
+    relative_figures,
+    side_by_side_figures,
+)
 from heraldbench.api.schemas import (
     DatasetOut,
     ExperimentDetail,
@@ -16,6 +21,7 @@ from heraldbench.api.schemas import (
     StudyOut,
     Trial,
 )
+from heraldbench.pipelines.grid import comparison_baseline
 
 __all__ = ["dataset_out", "experiment_detail", "experiment_summary", "study_out"]
 
@@ -41,7 +47,9 @@ def experiment_detail(experiment: Experiment, settings: Settings) -> ExperimentD
             settings.mlflow_ui_url, experiment.mlflow_uri, experiment.mlflow_experiment_id, run_id
         )
 
-    runs = [_run_out(run, figures[run.id], link(run.mlflow_run_id)) for run in experiment.runs]
+    compared = side_by_side_figures(experiment.runs, comparison_baseline(experiment.spec))
+    runs = [_run_out(run, figures[run.id], link(run.mlflow_run_id), compared.get(run.id))
+            for run in experiment.runs]
     summary = experiment_summary(experiment).model_dump()
     return ExperimentDetail(
         **summary,
@@ -53,7 +61,8 @@ def experiment_detail(experiment: Experiment, settings: Settings) -> ExperimentD
     )
 
 
-def _run_out(run: Run, relative: dict[str, float | None], link: str | None) -> RunOut:
+def _run_out(run: Run, relative: dict[str, float | None], link: str | None,
+             compared: dict[str, Any] | None = None) -> RunOut:
     result: dict[str, Any] = run.result or {}
     return RunOut(
         id=run.id,
@@ -73,6 +82,7 @@ def _run_out(run: Run, relative: dict[str, float | None], link: str | None) -> R
         counts=result.get("counts"),
         totals=result.get("totals"),
         relative=relative,
+        side_by_side=compared,
         bytes=result.get("bytes"),
         bound=result.get("bound"),
         time=result.get("time"),

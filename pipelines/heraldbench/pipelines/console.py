@@ -12,7 +12,9 @@ from rich.table import Table
 
 from heraldbench.pipelines.cluster import ClusterOptions, is_local
 from heraldbench.pipelines.experiment import Submission
+from heraldbench.pipelines.grid import comparison_baseline
 from heraldbench.pipelines.tasks import RunRecord
+from heraldbench.platform.sidebyside import side_by_side_table
 
 __all__ = ["print_submission", "progress_bar", "run_counter", "warm_up_here"]
 
@@ -71,6 +73,11 @@ def print_submission(out: Console, err: Console, submission: Submission, hint: s
     """One table per (point, seed) (and one of the trained runs), failures, MLflow links."""
     for (point, seed), records in submission.groups().items():
         out.print(_table(submission, records, point, seed))
+    baseline = comparison_baseline(submission.grid.document)
+    for (point, seed), rows in submission.comparisons().items():
+        for printable in side_by_side_table(rows, _title(submission, point, seed), baseline,
+                                            width=out.width):
+            out.print(printable)
     trained = [r for r in submission.records if r.task.action == "train"]
     if trained:
         out.print(_trained_table(submission, trained))

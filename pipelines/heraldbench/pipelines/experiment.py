@@ -17,11 +17,12 @@ from typing import Any
 
 from heraldbench.pipelines import submission_log as log
 from heraldbench.pipelines.cluster import gpu_workers
-from heraldbench.pipelines.grid import Grid, expand
+from heraldbench.pipelines.grid import Grid, comparison_baseline, expand
 from heraldbench.pipelines.relative import Group, baselines, group_of, relative_or_none
 from heraldbench.pipelines.tasks import RunRecord, RunTask, run_task
 from heraldbench.pipelines.tracking import SERIES_CAP, Target, tracking_uri
 from heraldbench.platform.metrics import Counts
+from heraldbench.platform.sidebyside import side_by_side
 
 __all__ = ["Submission", "run_experiment"]
 
@@ -43,13 +44,27 @@ class Submission:
     def failed(self) -> list[RunRecord]:
         return [r for r in self.records if r.status == "failed"]
 
-    def groups(self) -> dict[tuple[int, int], list[RunRecord]]:
-        """Simulated records per (point, seed), in submission order."""
+    def groups(self, actions: tuple[str, ...] = ("simulate",)) -> dict[tuple[int, int],
+                                                                      list[RunRecord]]:
+        """Simulated records (or those of ``actions``) per (point, seed), in submission order."""
         groups: dict[tuple[int, int], list[RunRecord]] = {}
         for record in self.records:
-            if record.task.action == "simulate":
+            if record.task.action in actions:
                 groups.setdefault((record.task.point_index, record.task.seed), []).append(record)
         return groups
+
+    def comparisons(self) -> dict[tuple[int, int], list[dict[str, Any]]]:
+        """Per (point, seed) with placements, the side-by-side rows of its finished simulated
+        and placed records, relative to the spec's baseline (``platform.sidebyside``)."""
+        baseline = comparison_baseline(self.grid.document)
+        out = {}
+        for key, records in self.groups(("simulate", "place")).items():
+            done = [r for r in records if r.status == "finished"]
+            if any(r.task.action == "place" for r in records):
+                out[key] = side_by_side(
+                    [r.result for r in done if r.task.action == "simulate"],
+                    [r.result for r in done if r.task.action == "place"], baseline)
+        return out
 
     def url(self, record: RunRecord | None = None) -> str | None:
         if self.target is None or (record is not None and record.run_id is None):
@@ -69,6 +84,8 @@ class Submission:
                 "seconds": round(self.seconds, 3),
             },
             "runs": [_record_json(r, self.url(r)) for r in self.records],
+            "side_by_side": [{"point": point, "seed": seed, "rows": rows}
+                             for (point, seed), rows in self.comparisons().items()],
         }
 
 
@@ -137,8 +154,7 @@ def _tasks(grid: Grid, target: Target | None, series_cap: int) -> list[RunTask]:
     token = uuid.uuid4().hex[:8]
     tasks = []
     for run in grid.runs:
-        actions = ("simulate", "train") if run.spec.mode == "train" else ("simulate",)
-        for action in actions:
+        for action in run.actions:
             key = f"heraldbench-{token}-{len(tasks):05d}"
             tasks.append(RunTask.for_run(run, action, key, target, series_cap))
     return tasks
@@ -180,7 +196,7 @@ def _gather(client: Any, tasks: list[RunTask], target, on_done: OnDone | None) -
 def _fill_relative(records: list[RunRecord]) -> None:
     """Relative pull / push / overall (and, for training, AUC etc. minus naive's) against naive
     of the same point, seed and action."""
-    finished = [r for r in records if r.status == "finished"]
+    finished = [r for r in records if r.status == "finished" and r.task.action != "place"]
     naive = baselines((_group(r), _kind(r), r) for r in finished)
     for r in finished:
         base = naive.get(_group(r))

@@ -38,7 +38,8 @@ from heraldbench.platform.schedulers import BASELINE, registered
 from heraldbench.platform.spec import ExperimentSpec, parse_spec, scheduler_specs, spec_with
 
 __all__ = [
-    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_size", "count_runs", "expand",
+    "MAX_RUNS", "Axis", "Grid", "GridPoint", "PlannedRun", "check_size", "comparison_baseline",
+    "count_runs", "expand",
 ]
 
 KeyPath = tuple[str, ...]
@@ -87,10 +88,19 @@ class PlannedRun:
     spec: ExperimentSpec
     label: str
     baseline_added: bool
+    #: A placement run (the spec's one entry of ``placements``), not a scheduler's.
+    placement: bool = False
 
     @property
     def kind(self) -> str:
-        return self.spec.schedulers[0].kind
+        return self.spec.placements[0].kind if self.placement else self.spec.schedulers[0].kind
+
+    @property
+    def actions(self) -> tuple[str, ...]:
+        """Its tasks' actions: a placement is placed; a scheduler simulated (and trained)."""
+        if self.placement:
+            return ("place",)
+        return ("simulate", "train") if self.spec.mode == "train" else ("simulate",)
 
     @property
     def is_baseline(self) -> bool:
@@ -116,8 +126,8 @@ class Grid:
 
 
 def count_runs(document: dict[str, Any]) -> int:
-    """The runs ``document`` expands to (points x seeds x schedulers, naive included), counted
-    from its axes without expanding anything.
+    """The runs ``document`` expands to (points x seeds x (schedulers, naive included, and
+    placements)), counted from its axes without expanding anything.
 
     Raises:
         SpecError: the document is not a mapping, or its seeds or an axis are malformed.
@@ -127,9 +137,11 @@ def count_runs(document: dict[str, Any]) -> int:
     doc = dict(document)  # _seeds pops keys of the top level only
     seeds = len(_seeds(doc))
     points = math.prod(len(a.values) for a in _axes(doc, ExperimentSpec, ()))
+    placements = doc.get("placements")
+    placed = len(placements) if isinstance(placements, list) else 0
     entries = doc.get("schedulers")
     if not isinstance(entries, list):
-        return points * seeds
+        return points * seeds * (1 + placed)
     schedulers, has_baseline = 0, False
     for entry in entries:
         model = _scheduler_of(entry)
@@ -138,7 +150,7 @@ def count_runs(document: dict[str, Any]) -> int:
             continue
         schedulers += math.prod(len(a.values) for a in _axes(entry, model.spec_cls, ()))
         has_baseline = has_baseline or entry["kind"] == BASELINE
-    return points * seeds * (schedulers + (0 if has_baseline else 1))
+    return points * seeds * (schedulers + (0 if has_baseline else 1) + placed)
 
 
 def check_size(document: dict[str, Any], max_runs: int = MAX_RUNS) -> int:
@@ -185,15 +197,33 @@ def expand(
                 varying,
             )  # fmt: skip
             first = first or spec
-            for sched, added in scheduler_specs(spec):
-                run_spec = spec.model_copy(update={"schedulers": [sched]})
-                run = PlannedRun(point, seed, run_spec, sched.label(), added)
+            for run in _runs(point, seed, spec):
                 early = admit is not None and point.index == 0 and seed == seeds[0]
                 grid.runs.append(admit(grid, run) if early else run)  # type: ignore[misc]
     if admit is not None:
         done = sum(1 for r in grid.runs if r.point.index == 0 and r.seed == seeds[0])
         grid.runs[done:] = [admit(grid, run) for run in grid.runs[done:]]
     return grid
+
+
+def _runs(point: GridPoint, seed: int, spec: ExperimentSpec) -> Iterator[PlannedRun]:
+    """The runs of one (point, seed): each scheduler, then each placement. A run's spec holds
+    its one entry (a placement's, the first scheduler too, so that it validates) and the
+    baseline naive: the side-by-side baseline is the submission's (``comparison_baseline``)."""
+    one = {"placements": [], "baseline": BASELINE}
+    for sched, added in scheduler_specs(spec):
+        run_spec = spec.model_copy(update={**one, "schedulers": [sched]})
+        yield PlannedRun(point, seed, run_spec, sched.label(), added)
+    for entry in spec.placements:
+        run_spec = spec.model_copy(update={**one, "schedulers": spec.schedulers[:1],
+                                           "placements": [entry]})
+        yield PlannedRun(point, seed, run_spec, entry.label(), False, placement=True)
+
+
+def comparison_baseline(document: dict[str, Any]) -> str:
+    """The run a submission's side-by-side comparison is relative to (``baseline``)."""
+    baseline = document.get("baseline", BASELINE)
+    return baseline if isinstance(baseline, str) else BASELINE
 
 
 def _seeds(doc: dict[str, Any]) -> list[int]:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from heraldbench.pipelines.grid import Grid
+from heraldbench.pipelines.grid import Grid, comparison_baseline
 from heraldbench.pipelines.plots import relative_png
 from heraldbench.pipelines.tracking import Target, flatten, log_metrics, log_params, open_experiment
 
@@ -165,7 +165,8 @@ def _reports(submission: Submission, folder: Path) -> list[Path]:
     """The platform's report and the series plot per (point, seed)."""
     from heraldbench.platform.report import plot_series, write_report
 
-    groups = submission.groups()
+    groups, compared = submission.groups(), submission.comparisons()
+    baseline = comparison_baseline(submission.grid.document)
     written = []
     for (point, seed), records in groups.items():
         done = [r for r in records if r.status == "finished"]
@@ -176,7 +177,10 @@ def _reports(submission: Submission, folder: Path) -> list[Path]:
             if len(groups) == 1
             else folder / "report" / f"point{point}-seed{seed}"
         )
-        written += write_report(_result_document(submission.grid, done), sub)
+        document = _result_document(submission.grid, done)
+        if (point, seed) in compared:  # placements beside: side_by_side.md
+            document["side_by_side"] = {"baseline": baseline, "rows": compared[point, seed]}
+        written += write_report(document, sub)
         written.append(plot_series({r.task.label: r.series for r in done}, sub / "series.png"))
     return written
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["RunRecord", "RunTask", "run_task"]
 
-Action = Literal["simulate", "train"]
+Action = Literal["simulate", "train", "place"]
 #: ``progress(done, total)``: samples finished so far out of the run's total.
 Progress = Callable[[int, int], None]
 #: Called with what a run does before its samples (compiling), then with None.
@@ -47,7 +47,8 @@ class RunTask:
 
     Attributes:
         key: unique name of the run in the submission (also its Dask key).
-        action: "simulate" counts traffic; "train" trains the model with the same decisions.
+        action: "simulate" counts traffic; "train" trains the model with the same decisions;
+            "place" places and counts the spec's one placement.
         spec: the run's effective spec (JSON): one scheduler, one seed, the point's values.
         label: the scheduler with its non-default knobs (``herald lookahead=2``).
         point: the grid point's label; seed: the run's seed.
@@ -152,6 +153,10 @@ def _execute(
 
     spec = parse_spec(task.spec)
     sched = spec.schedulers[0]
+    if task.action == "place":
+        from heraldbench.platform.placing import place_entry
+
+        return _plain(place_entry(spec, 0)), {}
     _warm_up(spec, on_stage)
     if task.action == "train":
         return _train(task, spec, sched, progress)
@@ -257,6 +262,7 @@ class _Tracker:
             "heraldbench.point": self.task.point,
             "heraldbench.seed": str(self.task.seed),
             "heraldbench.scheduler": self.task.label,
+            "heraldbench.paradigm": "placement" if self.task.action == "place" else "scheduler",
             "heraldbench.key": self.task.key,
             "heraldbench.worker": str(self.record.worker),
         }
@@ -273,9 +279,11 @@ class _Tracker:
             )
         self.record.run_id = run.info.run_id
         spec = dict(self.task.spec)
+        entry = ("placements", "placement.") if self.task.action == "place" else \
+            ("schedulers", "scheduler.")
         params = {
-            **flatten({k: v for k, v in spec.items() if k != "schedulers"}),
-            **flatten(spec["schedulers"][0], "scheduler."),
+            **flatten({k: v for k, v in spec.items() if k not in ("schedulers", "placements")}),
+            **flatten(spec[entry[0]][0], entry[1]),
             "action": self.task.action,
         }
         log_params(self.client, run.info.run_id, params)
@@ -293,6 +301,8 @@ class _Tracker:
             **scalar_metrics(result.get("metrics") or {}, "accuracy"),
             **scalar_metrics((result.get("bound") or {}).get("gap", {}), "bound_gap"),
             **scalar_metrics(result, "run"),
+            **scalar_metrics(result.get("bytes_per_iteration") or {}, "bytes_per_iteration"),
+            **scalar_metrics(result.get("comm_ms_per_iteration") or {}, "comm_ms_per_iteration"),
         }
         for profile, estimate in (result.get("time") or {}).items():
             metrics.update(scalar_metrics(estimate, f"time/{profile}"))

@@ -20,6 +20,7 @@ from typer.core import TyperOption
 from heraldbench.platform.comparison import comparison_table
 from heraldbench.platform.exceptions import HeraldbenchError, SpecError
 from heraldbench.platform.runner import simulate_experiment
+from heraldbench.platform.sidebyside import side_by_side_table
 from heraldbench.platform.spec import load_spec
 
 app = typer.Typer(
@@ -119,6 +120,10 @@ def simulate(
     else:
         for printable in comparison_table(result, width=out.width):
             out.print(printable)
+        if parsed.placements:
+            for printable in side_by_side_table(document["side_by_side"]["rows"], parsed.name,
+                                                parsed.baseline, width=out.width):
+                out.print(printable)
     if report_dir is not None:
         from heraldbench.platform.report import write_report
 

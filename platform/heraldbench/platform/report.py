@@ -32,6 +32,7 @@ from matplotlib.figure import Figure
 from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.report_measured import write_measured
 from heraldbench.platform.schedulers import BASELINE
+from heraldbench.platform.sidebyside import write_side_by_side
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, get_profile
 from heraldbench.platform.units import format_bytes
 
@@ -399,4 +400,4 @@ def write_report(
     written.append(out_dir / "comparison.csv")
     written.append(_table1_png(rows, caption, out_dir / "table1.png"))
     written.append(_comparison_png(rows, caption, out_dir / "comparison.png"))
-    return written + write_measured(result, out_dir)
+    return written + write_measured(result, out_dir) + write_side_by_side(result, out_dir)

@@ -11,6 +11,7 @@ import numpy as np
 from heraldbench.platform.bounds import lower_bound
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.metrics import Counts, relative_to
+from heraldbench.platform.placing import place_spec
 from heraldbench.platform.schedulers import (
     BASELINE,
     RunPlan,
@@ -19,6 +20,7 @@ from heraldbench.platform.schedulers import (
     SyncRule,
     from_spec,
 )
+from heraldbench.platform.sidebyside import side_by_side
 from heraldbench.platform.sim import simulate
 from heraldbench.platform.spec import ExperimentSpec, scheduler_specs
 from heraldbench.platform.timecheck import time_check
@@ -91,10 +93,13 @@ class ExperimentResult:
     dataset: dict[str, Any]
     cache_rows: int
     runs: list[RunResult]
+    #: The spec's placements' results on the same trace (``placing.place_entry``).
+    placements: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         runs = [run.to_json(self.spec) for run in self.runs]
         check = time_check(runs)  # distributed runs on a measured profile: modelled vs measured
+        rows = side_by_side(runs, self.placements, self.spec.baseline)
         return {
             "experiment": {
                 "name": self.spec.name,
@@ -105,6 +110,8 @@ class ExperimentResult:
                 "spec": self.spec.model_dump(mode="json"),
             },
             "runs": runs,
+            "placements": self.placements,
+            "side_by_side": {"baseline": self.spec.baseline, "rows": rows},
         } | ({"time_check": check} if check is not None else {})
 
 
@@ -219,7 +226,8 @@ def simulate_experiment(
     progress: ProgressFactory | None = None,
     check_invariants: bool = False,
 ) -> ExperimentResult:
-    """Simulate every scheduler of ``spec`` on one trace; relative figures are against naive."""
+    """Simulate every scheduler of ``spec`` on one trace, and place its placements on it;
+    relative figures are against naive, the side-by-side comparison against ``spec.baseline``."""
     trace = trace if trace is not None else spec.dataset.open()
     runs = [
         simulate_run(
@@ -234,4 +242,4 @@ def simulate_experiment(
     ]
     fill_relative(runs)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
-    return ExperimentResult(spec, trace.describe(), cache_rows, runs)
+    return ExperimentResult(spec, trace.describe(), cache_rows, runs, place_spec(spec, trace))

@@ -25,8 +25,9 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import core_schema
+from pydantic_core import InitErrorDetails, PydanticCustomError, core_schema
 
+from heraldbench.platform.cluster_spec import ClusterSpec
 from heraldbench.platform.data.avazu import AvazuCSVSpec
 from heraldbench.platform.data.criteo import CriteoTSVSpec
 from heraldbench.platform.data.movielens import MovieLensSpec
@@ -37,6 +38,7 @@ from heraldbench.platform.documents import check_document, read_document
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.model_fields import coerced_booleans
 from heraldbench.platform.paths import NamesFile
+from heraldbench.platform.placement_spec import PlacementSpec
 from heraldbench.platform.schedulers import (
     BASELINE,
     NaiveSpec,
@@ -111,11 +113,6 @@ SchedulerSpec = Annotated[SchedulerSpecBase, _ByRegistry()]
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ClusterSpec(_Strict):
-    workers: int = Field(8, ge=1, le=64, description="number of workers W")
-    batch_size: int = Field(256, ge=1, description="samples per worker per iteration m")
 
 
 class CacheSpec(_Strict):
@@ -272,6 +269,12 @@ class ExperimentSpec(_Strict):
     )
     train: TrainSpec | None = Field(None, description="training settings (heraldbench train)")
     tuning: TuningSpec | None = Field(None, description="what `heraldbench tune` searches")
+    placements: list[PlacementSpec] = Field(default_factory=list, description="sharded "
+        "placements beside the schedulers, on the same trace (docs/sharding.md)")  # fmt: skip
+    baseline: str = Field(
+        BASELINE, description="the row the side-by-side comparison (bytes per tier, modelled "
+        "time) is relative to: a listed scheduler's or placement's kind or label",
+    )  # fmt: skip
     time_profile: Annotated[str | None, NamesFile()] = Field(
         None, description="a measured hardware profile (YAML of `heraldbench profile-cluster`); "
         "each run's modelled time then includes it, next to the named profiles",
@@ -287,6 +290,26 @@ class ExperimentSpec(_Strict):
                 raise ValueError(f"scheduler {entry.model_dump()} is listed twice")
             seen.add(key)
         return value
+
+    @field_validator("placements")
+    @classmethod
+    def _no_duplicate_placements(cls, value: list[PlacementSpec]) -> list[PlacementSpec]:
+        labels = [entry.label() for entry in value]
+        for label in labels:
+            if labels.count(label) > 1:
+                raise ValueError(f"placement {label!r} is listed twice")
+        return value
+
+    @model_validator(mode="after")
+    def _baseline_listed(self) -> ExperimentSpec:
+        names = {BASELINE} | {n for e in (*self.schedulers, *self.placements)
+                              for n in (e.kind, e.label())}
+        if self.baseline not in names:
+            message = f"neither a listed scheduler nor a listed placement; give one of {sorted(names)}"
+            error = PydanticCustomError("baseline", "{reason}", {"reason": message})
+            raise ValidationError.from_exception_data("ExperimentSpec", [InitErrorDetails(
+                type=error, loc=("baseline",), input=self.baseline)])
+        return self
 
     @model_validator(mode="after")
     def _tuning_fits(self) -> ExperimentSpec:
@@ -321,7 +344,7 @@ def parse_spec(data: Any) -> ExperimentSpec:
 
 #: Top-level fields whose rules reach other fields (ExperimentSpec's model validators): a spec
 #: changing them is validated whole.
-_WHOLE_SPEC_FIELDS = frozenset({"schedulers", "tuning"})
+_WHOLE_SPEC_FIELDS = frozenset({"schedulers", "placements", "baseline", "tuning"})
 
 
 @lru_cache(maxsize=None)

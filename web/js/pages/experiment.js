@@ -18,6 +18,7 @@ import {
   profilesOf,
   timeFor,
 } from "../results.js";
+import { hasSideBySide, sideCells, sideHeads } from "../sidebyside.js";
 import { statusBadge, progressBar, apiErrorBox, alertBox, pageHeader, externalLink, statCard, selectField, segmented, poller, infoTip } from "../ui.js";
 
 export const DRAFT_KEY = "heraldbench.draft";
@@ -182,6 +183,7 @@ export function experimentPage({ params, config, navigate }) {
       throw err;
     }
     state.data = d;
+    state.baseline = (d.spec && typeof d.spec.baseline === "string" && d.spec.baseline) || "naive";
     renderHead(d);
     renderLive(d);
     renderResults(d);
@@ -253,6 +255,7 @@ function comparisonTable(group, colors, state) {
   const hasAllreduce = rows.some((r) => r.totals && isNum(r.totals.allreduce) && r.totals.allreduce > 0);
   const hasTime = Boolean(state.profile) && rows.some((r) => r.time && r.time[state.profile]);
   const metricNames = ["auc", "logloss", "accuracy"].filter((m) => rows.some((r) => r.metrics && isNum(r.metrics[m])));
+  const hasSide = hasSideBySide(rows); // placements beside the schedulers (sidebyside.js)
   const lowest = {};
   for (const m of METRICS) {
     const vals = rows.filter((r) => !isBaseline(r) && r.relative && isNum(r.relative[m])).map((r) => r.relative[m]);
@@ -268,6 +271,7 @@ function comparisonTable(group, colors, state) {
     hasBound ? h("th", { scope: "col", class: "num", ...span2 }, "gap to bound", infoTip("How far the run's traffic is from the lower bound for its partition (1.00× = optimal). HET, FAE and BagPipe are outside the bound's premise and report none.")) : null,
     hasTime ? h("th", { scope: "col", class: "num", ...span2 }, "modelled time", infoTip(`Compute + communication per iteration under the ${state.profile} profile, and the speedup over naive (naive's modelled time ÷ this run's).`)) : null,
     ...metricNames.map((m) => h("th", { scope: "col", class: "num", ...span2 }, m === "auc" ? "AUC" : m === "logloss" ? "log loss" : "accuracy")),
+    ...(hasSide ? sideHeads(state.profile, state.baseline) : []),
   ].filter(Boolean);
   const sub = [
     ...METRICS.map((m) => h("th", { scope: "col", class: "num sub-head" }, h("span", { class: "visually-hidden" }, "relative "), `${m} ×`, infoTip(`${METRIC_HELP[m]} Divided by naive's.`))),
@@ -324,6 +328,7 @@ function comparisonTable(group, colors, state) {
             )
           : null,
         ...metricNames.map((m) => h("td", { class: "num" }, row.metrics && isNum(row.metrics[m]) ? row.metrics[m].toFixed(4) : "—")),
+        ...(hasSide ? sideCells(row, state.profile) : []),
       ),
     );
     if (row.error) {

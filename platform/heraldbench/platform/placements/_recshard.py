@@ -13,7 +13,6 @@ HiGHS through ``scipy.optimize.milp``.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from heraldbench.platform.exceptions import CapacityError, SpecError
 from heraldbench.platform.placements._base import PlacementAlgorithm, register
@@ -106,6 +105,8 @@ class RecShard(PlacementAlgorithm):
         objective[:-1] = MEAN_WEIGHT / n_g * np.repeat(cost[:, None, :], n_g, axis=1).ravel()
         integrality = np.ones(n)
         integrality[-1] = 0
+        from scipy.optimize import Bounds, LinearConstraint, milp  # a spec imports this module
+
         result = milp(objective, constraints=LinearConstraint(np.array(rows_a), lo, hi),
                       integrality=integrality, bounds=Bounds(0, np.r_[np.ones(n - 1), np.inf]),
                       options={"time_limit": self.time_limit_s, "mip_rel_gap": MIP_GAP})

@@ -16,7 +16,7 @@ import numpy as np
 
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.placements.accounting import Traffic
-from heraldbench.platform.timemodel import get_profile
+from heraldbench.platform.timemodel import HardwareProfile, get_profile
 
 __all__ = ["TierLinks", "comm_seconds_per_iteration"]
 
@@ -26,10 +26,10 @@ class TierLinks:
     """Bandwidth (Gbit/s) and latency (us) per device of each tier."""
 
     name: str
-    intra_gbit_s: float = 1200.0
-    intra_latency_us: float = 5.0
-    inter_gbit_s: float = 50.0
-    inter_latency_us: float = 50.0
+    intra_gbit_s: float
+    intra_latency_us: float
+    inter_gbit_s: float
+    inter_latency_us: float
 
     def __post_init__(self) -> None:
         for field in ("intra_gbit_s", "inter_gbit_s"):
@@ -37,7 +37,7 @@ class TierLinks:
                 raise SpecError(f"links {field} must be > 0, got {getattr(self, field)!r}")
 
     @classmethod
-    def from_profile(cls, profile: str, intra_gbit_s: float | None = None,
+    def from_profile(cls, profile: str | HardwareProfile, intra_gbit_s: float | None = None,
                      intra_latency_us: float | None = None) -> TierLinks:
         """The profile's two tiers; ``intra_*`` given override its intra-host tier."""
         hw = get_profile(profile)

@@ -1,0 +1,47 @@
+"""Placements over REST: a spec's placements run beside its schedulers and come back in the same
+runs, with side-by-side figures against the spec's baseline; bad topology or placements are 422s."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.api.helpers import submit, tiny_spec, wait_finished
+
+PLACED = {
+    "cluster": {"workers": 2, "batch_size": 16, "hosts": 2},
+    "placements": [{"kind": "row-wise"}, {"kind": "data-parallel"}],
+    "baseline": "row-wise",
+}
+
+
+def test_placements_come_back_beside_the_schedulers(api_sqlite) -> None:
+    experiment = wait_finished(api_sqlite, submit(api_sqlite, tiny_spec(**PLACED)), timeout=120)
+    assert experiment["status"] == "succeeded", experiment["error"]
+    assert experiment["schedulers"] == ["naive", "herald", "row-wise", "data-parallel"]
+    runs = {r["label"]: r for r in experiment["runs"]}
+    assert [runs[k]["action"] for k in runs] == ["simulate", "simulate", "place", "place"]
+    row_wise, herald = runs["row-wise"]["side_by_side"], runs["herald"]["side_by_side"]
+    assert row_wise["baseline"] and row_wise["relative"]["bytes"] == 1.0
+    assert row_wise["paradigm"] == "placement" and herald["paradigm"] == "scheduler"
+    assert herald["bytes_per_iteration"]["intra_host"] == 0
+    assert runs["data-parallel"]["side_by_side"]["relative"]["comm"]["tcp-100g"] > 0
+    # the schedulers' own figures stay against naive
+    assert runs["naive"]["relative"] == {"pull": 1.0, "push": 1.0, "overall": 1.0}
+    assert runs["row-wise"]["relative"] == {"pull": None, "push": None, "overall": None}
+
+
+@pytest.mark.parametrize(("change", "field", "words"), [
+    ({"cluster": {"workers": 2, "hosts": 2, "devices_per_host": 2}}, "cluster",
+     "cluster.hosts × cluster.devices_per_host = 2 × 2 = 4, but cluster.workers is 2"),
+    ({"placements": [{"kind": "diagonal"}]}, "placements.0", "unknown placement 'diagonal'"),
+    ({"placements": [{"kind": "column-wise", "width": 8}]}, "placements.0", "no knob 'width'"),
+    ({"baseline": "table-wise"}, "baseline", "neither a listed scheduler"),
+])
+def test_bad_topology_or_placements_are_422_naming_the_field(api_sqlite, change, field,
+                                                            words) -> None:
+    for path in ("/api/experiments", "/api/specs/validate"):
+        response = api_sqlite.post(path, json=tiny_spec(**change))
+        assert response.status_code == 422, response.text
+        problems = response.json()["detail"]
+        assert any(p["field"] == field and words in p["message"] for p in problems), problems
+    assert api_sqlite.get("/api/experiments").json()["count"] == 0  # nothing stored

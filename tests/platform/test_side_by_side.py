@@ -1,0 +1,123 @@
+"""Schedulers and placements in one spec: ``heraldbench simulate`` (a real subprocess) shows
+both in one table, relative to the spec's baseline, and refuses bad input naming the field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.spec import parse_spec
+
+SPEC = {
+    "name": "sbs",
+    "dataset": {"kind": "synthetic-criteo", "samples": 20000, "scale": 0.002, "seed": 1},
+    "cluster": {"workers": 4, "batch_size": 64, "hosts": 2},
+    "embedding_dim": 16,
+    "schedulers": [{"kind": "naive"}, {"kind": "herald"}],
+    "placements": [{"kind": "row-wise"}, {"kind": "flexshard", "memory_headroom": 0.5}],
+    "baseline": "row-wise",
+}
+
+
+def _cli(tmp_path: Path, spec: dict, *args: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    code = "from heraldbench.platform.cli import main; main()"
+    done = subprocess.run([sys.executable, "-c", code, *args, str(path)], check=False,
+                          capture_output=True, text=True, timeout=300)
+    done.stderr = " ".join(done.stderr.split())  # as one line, however the terminal wrapped it
+    return done
+
+
+def test_simulate_json_has_schedulers_and_placements_side_by_side(tmp_path: Path) -> None:
+    done = _cli(tmp_path, SPEC, "simulate", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    comparison = doc["side_by_side"]
+    assert comparison["baseline"] == "row-wise"
+    rows = {r["label"]: r for r in comparison["rows"]}
+    assert list(rows) == ["naive", "herald", "row-wise", "flexshard memory_headroom=0.5"]
+    assert rows["row-wise"]["baseline"] and rows["row-wise"]["relative"]["bytes"] == 1.0
+    assert set(rows["row-wise"]["relative"]["comm"].values()) == {1.0}
+    assert {r["paradigm"] for r in rows.values()} == {"scheduler", "placement"}
+    runs = {r["scheduler"]: r for r in doc["runs"]}
+    naive = rows["naive"]
+    # a scheduler's rows go through the parameter server's link: all inter-host
+    assert naive["bytes_per_iteration"] == {
+        "intra_host": 0.0,
+        "inter_host": runs["naive"]["bytes"]["overall"] / runs["naive"]["iterations"]}
+    assert set(naive["comm_ms_per_iteration"]) == {"tcp-100g", "rdma-100g", "pcie4-x16"}
+    assert set(rows["flexshard memory_headroom=0.5"]["comm_ms_per_iteration"]) == \
+        set(naive["comm_ms_per_iteration"])
+    flex, row_wise = rows["flexshard memory_headroom=0.5"], rows["row-wise"]
+    assert flex["bytes_per_iteration"]["inter_host"] < row_wise["bytes_per_iteration"]["inter_host"]
+    assert flex["relative"]["bytes"] == pytest.approx(
+        sum(flex["bytes_per_iteration"].values()) / sum(row_wise["bytes_per_iteration"].values()))
+    placed = {p["label"]: p for p in doc["placements"]}
+    assert placed["flexshard memory_headroom=0.5"]["params"] == {"memory_headroom": 0.5}
+
+
+def test_simulate_prints_one_table_of_both(tmp_path: Path) -> None:
+    done = _cli(tmp_path, SPEC, "simulate")
+    assert done.returncode == 0, done.stderr
+    table = done.stdout[done.stdout.index("relative to row-wise"):]  # at 80 columns
+    for label in ("naive", "herald", "row-wise", "flexshard memory_headroom=0.5"):
+        assert label in table
+    assert "inter MB/it" in table and "× bytes" in table and "not shown at this width" in table
+
+
+@pytest.mark.parametrize(("change", "words"), [
+    ({"cluster": {"workers": 4, "hosts": 3, "devices_per_host": 2}},
+     ["cluster.hosts × cluster.devices_per_host = 3 × 2 = 6", "cluster.workers is 4"]),
+    ({"cluster": {"workers": 4, "hosts": 3}}, ["cluster.hosts = 3", "cluster.workers = 4"]),
+    ({"placements": [{"kind": "diagonal"}]}, ["placements.0", "unknown placement 'diagonal'"]),
+    ({"placements": [{"kind": "flexshard", "headroom": 1}]},
+     ["placements.0", "no knob 'headroom'", "memory_headroom"]),
+    ({"baseline": "table-wise"}, ["baseline", "'table-wise'"]),
+])
+def test_bad_input_exits_2_naming_the_field(tmp_path: Path, change: dict, words: list) -> None:
+    done = _cli(tmp_path, {**SPEC, **change}, "simulate", "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def test_a_plan_over_device_memory_exits_2_with_nothing_written(tmp_path: Path) -> None:
+    spec = {**SPEC, "cluster": {**SPEC["cluster"], "device_memory": "1KiB"}}
+    done = _cli(tmp_path, spec, "simulate", "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "placements.0 (row-wise) does not fit" in done.stderr
+    assert "cluster.device_memory = 1,024 bytes" in done.stderr
+
+
+def test_place_reads_the_cluster_from_the_spec(tmp_path: Path) -> None:
+    spec = {**SPEC, "cluster": {"workers": 4, "batch_size": 64, "hosts": 4}}
+    done = _cli(tmp_path, spec, "place", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = {r["placement"]: r for r in json.loads(done.stdout)}
+    assert set(rows) == {"row-wise", "flexshard"}  # the spec's placements
+    # four hosts of one device: every remote lookup crosses hosts
+    assert rows["row-wise"]["intra_host_bytes_per_iteration"] == 0
+    wrong = _cli(tmp_path, spec, "place", "--devices-per-host", "2")
+    assert wrong.returncode == 2 and "cluster.workers is 4" in wrong.stderr
+
+
+def test_the_cluster_defaults_to_one_host_of_every_worker() -> None:
+    spec = parse_spec({k: v for k, v in SPEC.items() if k not in ("cluster", "baseline")})
+    assert spec.cluster.hosts == 1 and spec.cluster.devices_on_each_host == 8
+    assert spec.baseline == "naive"
+    with pytest.raises(SpecError, match="listed twice"):
+        parse_spec({**SPEC, "placements": [{"kind": "row-wise"}, {"kind": "row-wise"}]})
+
+
+def test_the_report_has_the_side_by_side_table(tmp_path: Path) -> None:
+    done = _cli(tmp_path, SPEC, "simulate", "--json", "--report", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "report" / "side_by_side.md").read_text()
+    assert "relative to row-wise" in text and "| flexshard memory_headroom=0.5 | placement |" in text
