@@ -52,7 +52,7 @@ def test_simulate_json_has_schedulers_and_placements_side_by_side(tmp_path: Path
     assert naive["bytes_per_iteration"] == {
         "intra_host": 0.0,
         "inter_host": runs["naive"]["bytes"]["overall"] / runs["naive"]["iterations"]}
-    assert set(naive["comm_ms_per_iteration"]) == {"tcp-100g", "rdma-100g", "pcie4-x16"}
+    assert set(naive["comm_ms_per_iteration"]) == {"tcp-100g", "rdma-100g", "pcie4-x16", "dgx1-v100"}
     assert set(rows["flexshard memory_headroom=0.5"]["comm_ms_per_iteration"]) == \
         set(naive["comm_ms_per_iteration"])
     flex, row_wise = rows["flexshard memory_headroom=0.5"], rows["row-wise"]

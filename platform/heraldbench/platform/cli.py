@@ -169,6 +169,10 @@ def train(
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
     else:
         out.print(training_table(result))
+        if result.placements_trained:
+            from heraldbench.platform.placement_training import placements_table
+
+            out.print(placements_table(result.placements_trained, parsed.name))
     if report_dir is not None:
         from heraldbench.platform.report import write_report
 

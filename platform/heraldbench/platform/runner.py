@@ -95,6 +95,8 @@ class ExperimentResult:
     runs: list[RunResult]
     #: The spec's placements' results on the same trace (``placing.place_entry``).
     placements: list[dict[str, Any]] = field(default_factory=list)
+    #: In a training, the spec's placements trained (``placement_training``).
+    placements_trained: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         runs = [run.to_json(self.spec) for run in self.runs]
@@ -112,7 +114,8 @@ class ExperimentResult:
             "runs": runs,
             "placements": self.placements,
             "side_by_side": {"baseline": self.spec.baseline, "rows": rows},
-        } | ({"time_check": check} if check is not None else {})
+        } | ({"time_check": check} if check is not None else {}) | (
+            {"placements_trained": self.placements_trained} if self.placements_trained else {})
 
 
 def simulate_run(

@@ -174,7 +174,22 @@ def train_experiment(
     fill_relative(runs)  # type: ignore[arg-type]
     fill_metric_deltas(runs)
     cache_rows = spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim)
-    return ExperimentResult(spec, described, cache_rows, runs)  # type: ignore[arg-type]
+    result = ExperimentResult(spec, described, cache_rows, runs)  # type: ignore[arg-type]
+    if spec.placements:
+        _add_placements(result, trace, runs)
+    return result
+
+
+def _add_placements(result: ExperimentResult, trace: TraceSource,
+                    runs: list[TrainRunResult]) -> None:
+    """The spec's placements counted and trained on the schedulers' training split."""
+    from heraldbench.platform.placement_training import train_placements
+    from heraldbench.platform.placing import place_spec
+
+    split = training_split(result.spec, trace)
+    naive = next(r for r in runs if r.scheduler == BASELINE)
+    result.placements = place_spec(result.spec, split[0])
+    result.placements_trained = train_placements(result.spec, split, naive.metrics)
 
 
 def _train_all_distributed(spec: ExperimentSpec, progress: ProgressFactory | None,

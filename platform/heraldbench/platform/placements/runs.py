@@ -13,12 +13,13 @@ from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.placements._base import create
 from heraldbench.platform.placements.accounting import Traffic, account
 from heraldbench.platform.placements.jagged import JaggedIds
-from heraldbench.platform.placements.memory import check_fits
+from heraldbench.platform.placements.memory import MemoryUse, check_fits
 from heraldbench.platform.placements.stats import jagged_batches, stats_of_batches
 from heraldbench.platform.placements.timing import TierLinks, comm_seconds_per_iteration
-from heraldbench.platform.placements.types import TableInfo, Topology
+from heraldbench.platform.placements.types import AccessStats, Placement, TableInfo, Topology
 
-__all__ = ["PlacementRun", "check_workers", "run_placements", "tables_of"]
+__all__ = ["PlacementRun", "check_workers", "iteration_batches", "place_checked", "run_placements",
+           "tables_of"]
 
 #: Samples per accounting chunk, about (rounded down to whole iterations).
 _CHUNK_SAMPLES = 1 << 20
@@ -73,12 +74,20 @@ def check_workers(topology: Topology, workers: int) -> None:
                         f"cluster.workers is {workers}")
 
 
-def _batches(source: TraceSource, iteration_samples: int, iterations: int | None
-             ) -> Iterator[JaggedIds]:
+def iteration_batches(source: TraceSource, iteration_samples: int, iterations: int | None
+                      ) -> Iterator[JaggedIds]:
+    """The trace's first ``iterations`` whole iterations (all), in chunks of whole iterations."""
     chunk = max(1, _CHUNK_SAMPLES // iteration_samples) * iteration_samples
     samples = source.num_samples if iterations is None else iterations * iteration_samples
     blocks = -(-min(samples, source.num_samples) // chunk)
     return itertools.islice(jagged_batches(source, chunk), blocks)
+
+
+def place_checked(kind: str, knobs: dict[str, Any], tables: tuple[TableInfo, ...],
+                  topology: Topology, stats: AccessStats) -> tuple[Placement, MemoryUse]:
+    """``kind``'s placement of ``tables``, refused (CapacityError) where it does not fit."""
+    placement = create(kind, **knobs).place(tables, topology, stats)
+    return placement, check_fits(placement)
 
 
 def run_placements(source: TraceSource, tables: tuple[TableInfo, ...], topology: Topology,
@@ -87,15 +96,15 @@ def run_placements(source: TraceSource, tables: tuple[TableInfo, ...], topology:
                    iterations: int | None = None) -> list[PlacementRun]:
     """Each placement of ``kinds`` over the trace's first ``iterations`` iterations (all)."""
     iteration_samples = batch_size * topology.devices
-    stats = stats_of_batches(_batches(source, iteration_samples, iterations),
+    stats = stats_of_batches(iteration_batches(source, iteration_samples, iterations),
                              tuple(t.rows for t in tables))
     out = []
     for kind in kinds:
         started = time.perf_counter()
-        placement = create(kind, **(knobs or {}).get(kind, {})).place(tables, topology, stats)
-        use = check_fits(placement)
+        placement, use = place_checked(kind, (knobs or {}).get(kind, {}), tables, topology, stats)
         placed = time.perf_counter()
-        traffic = account(placement, _batches(source, iteration_samples, iterations), batch_size)
+        traffic = account(placement, iteration_batches(source, iteration_samples, iterations),
+                          batch_size)
         out.append(PlacementRun(kind, traffic, int(use.device.max()), int(use.host.max()),
                                 comm_seconds_per_iteration(traffic, links),
                                 placed - started, time.perf_counter() - placed))
