@@ -279,8 +279,11 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
 
 
 def test_placements_are_rows_of_the_comparison_table(app: RunningApp, page: Watched) -> None:
-    spec = {"name": "ui-placements", "dataset": {"kind": "synthetic-criteo", "samples": 20000,
-            "scale": 0.002, "seed": 1}, "cluster": {"workers": 4, "batch_size": 32, "hosts": 2},
+    spec = {"name": "ui-placements", "dataset": {
+                "kind": "synthetic", "profile": "movielens-100k", "samples": 20000, "scale": 1.0,
+                "features": {"multi_hot": {"sizes": {"item": 2}},
+                             "sequence": {"user": "user", "item": "item", "length": 5}}},
+            "cluster": {"workers": 4, "batch_size": 32, "hosts": 2}, "cache": {"ratio": 0.5},
             "schedulers": [{"kind": "naive"}, {"kind": "herald"}],
             "placements": [{"kind": "row-wise"}, {"kind": "flexshard", "memory_headroom": 0.5}],
             "baseline": "row-wise"}  # fmt: skip
@@ -291,7 +294,7 @@ def test_placements_are_rows_of_the_comparison_table(app: RunningApp, page: Watc
         "[data-testid='experiment-status'][data-status='succeeded']", timeout=RUN_TIMEOUT_MS
     )
     table = p.get_by_test_id("comparison-table")
-    assert "row-wise" in table.get_by_test_id("side-bytes-head").inner_text()
+    assert "row-wise" in table.get_by_test_id("side-bytes-head").inner_text().lower()  # CSS caps
     for kind in ("naive", "herald", "row-wise", "flexshard"):
         assert table.locator(f"tr[data-kind='{kind}']").count() == 1, kind
     assert table.locator("tr[data-kind='row-wise'] [data-testid='side-bytes']").inner_text() \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from heraldbench.platform.placements import registered as placement_kinds
 from heraldbench.platform.schedulers import registered
 
 __all__ = ["presets"]
@@ -75,6 +76,24 @@ def _tune_herald() -> dict[str, Any]:
     }
 
 
+def _sequence_and_placements() -> dict[str, Any]:
+    """examples/sequence.yaml, smaller: multi-hot and sequence features, every scheduler and
+    every placement in one comparison."""
+    return {
+        "name": "sequence-and-placements",
+        "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": 200_000,
+                    "scale": 1.0, "seed": 1,
+                    "features": {"multi_hot": {"sizes": {"item": 3}, "pooling": "mean"},
+                                 "sequence": {"user": "user", "item": "item", "length": 20}}},
+        "cluster": {"workers": 4, "batch_size": 128, "hosts": 2, "devices_per_host": 2},
+        "cache": {"ratio": 0.5},
+        "embedding_dim": 64,
+        "schedulers": [{"kind": kind} for kind in registered()],
+        "placements": [{"kind": kind} for kind in placement_kinds()],
+        "baseline": "row-wise",
+    }
+
+
 def presets() -> list[dict[str, Any]]:
     """The presets, each ``{"id", "title", "description", "spec"}``."""
     return [
@@ -105,5 +124,13 @@ def presets() -> list[dict[str, Any]]:
             "description": "an Optuna study of Herald's lookahead and cache size: traffic against "
             "cache memory, under a 64 MiB cap; submitting it starts a study",
             "spec": _tune_herald(),
+        },
+        {
+            "id": "sequence-and-placements",
+            "title": "Sequence features, caches and placements",
+            "description": "MovieLens-like users with a 20-item history and a 3-id item: every "
+            "scheduler and every sharded placement (TorchRec's plans, RecShard, FlexShard) on "
+            "2 hosts x 2 devices, relative to row-wise",
+            "spec": _sequence_and_placements(),
         },
     ]
