@@ -36,6 +36,9 @@ def test_placements_come_back_beside_the_schedulers(api_sqlite) -> None:
     ({"placements": [{"kind": "diagonal"}]}, "placements.0", "unknown placement 'diagonal'"),
     ({"placements": [{"kind": "column-wise", "width": 8}]}, "placements.0", "no knob 'width'"),
     ({"baseline": "table-wise"}, "baseline", "neither a listed scheduler"),
+    ({"cluster": {"workers": 2, "batch_size": 16, "device_memory": "12MiB"},
+      "placements": [{"kind": "row-wise"}, {"kind": "data-parallel"}]}, "placements.1",
+     "data-parallel needs at least"),
 ])
 def test_bad_topology_or_placements_are_422_naming_the_field(api_sqlite, change, field,
                                                             words) -> None:

@@ -179,11 +179,34 @@ def check_runnable(
     facts = facts or dataset_facts(spec.dataset)
     _check_time_profile(spec)
     _check_shape(spec, facts)
+    _check_placements_fit(spec, facts)
     budget = machine_memory() if memory is None else memory
     for index, entry in enumerate(spec.schedulers):
         run = spec.model_copy(update={"schedulers": [entry]})
         where = entries[index] if entries else f"schedulers.{index}"
         check_memory(run, facts, budget, entry=where)
+
+
+def _check_placements_fit(spec: Any, facts: TraceFacts) -> None:
+    """Refuse a placement no plan of which fits the cluster's memory (the exact plan is checked
+    when it is placed, on the trace's statistics)."""
+    placements = getattr(spec, "placements", None)
+    if not placements or facts.total_rows is None:
+        return
+    from heraldbench.platform.placements import TableInfo
+    from heraldbench.platform.placements.memory import least_device_bytes
+    from heraldbench.platform.placing import topology_of
+
+    topology = topology_of(spec.cluster)
+    tables = TableInfo("all", facts.total_rows, spec.embedding_dim)
+    table_bytes = facts.total_rows * tables.row_bytes(spec.embedding_dim)
+    for index, entry in enumerate(placements):
+        least = least_device_bytes(entry.kind, table_bytes, topology)
+        if least > topology.device_memory_bytes:
+            raise SpecError(
+                f"placements.{index}: {entry.kind} needs at least {least:,} bytes on a device "
+                f"for the tables' {facts.total_rows:,} rows at dim {spec.embedding_dim}, above "
+                f"cluster.device_memory = {topology.device_memory_bytes:,} bytes")
 
 
 def _check_time_profile(spec: Any) -> None:

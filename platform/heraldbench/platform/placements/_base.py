@@ -35,6 +35,10 @@ class PlacementAlgorithm(abc.ABC):
     kind: ClassVar[str]
     #: Whether :meth:`place` reads the trace's access statistics.
     needs_stats: ClassVar[bool] = False
+    #: Whether every device holds every row (else each row is held at least once).
+    every_row_everywhere: ClassVar[bool] = False
+    #: Whether rows may be kept in host memory instead of a device's.
+    uses_host_memory: ClassVar[bool] = False
 
     def place(self, tables: tuple[TableInfo, ...], topology: Topology,
               stats: AccessStats | None = None) -> Placement:

@@ -20,6 +20,7 @@ class DataParallel(PlacementAlgorithm):
     """Every row on every device."""
 
     kind = "data-parallel"
+    every_row_everywhere = True
 
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:

@@ -44,6 +44,7 @@ class RecShard(PlacementAlgorithm):
 
     kind = "recshard"
     needs_stats = True
+    uses_host_memory = True
 
     def __init__(self, host_read_cost: float = 10.0, time_limit_s: float = 60.0,
                  buckets: tuple[float, ...] = BUCKETS) -> None:

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from heraldbench.platform.exceptions import CapacityError
-from heraldbench.platform.placements.types import Placement, Scope
+from heraldbench.platform.placements._base import registered
+from heraldbench.platform.placements.types import Placement, Scope, Topology
 
-__all__ = ["MemoryUse", "check_fits", "memory_use"]
+__all__ = ["MemoryUse", "check_fits", "least_device_bytes", "memory_use"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,17 @@ def memory_use(placement: Placement) -> MemoryUse:
             device += np.tile(per_local, topo.hosts) * row_bytes
             device += int((shard.scope == Scope.EVERY_DEVICE).sum()) * row_bytes
     return MemoryUse(device.astype(np.int64), host.astype(np.int64))
+
+
+def least_device_bytes(kind: str, table_bytes: int, topology: Topology) -> int:
+    """The fewest bytes the busiest device holds under any plan of ``kind`` for tables of
+    ``table_bytes`` in all (rows with their optimizer state): all of them where every device
+    holds every row, else an even share of what host memory cannot take."""
+    algorithm = registered()[kind]
+    if algorithm.every_row_everywhere:
+        return table_bytes
+    spare = topology.hosts * topology.host_memory_bytes if algorithm.uses_host_memory else 0
+    return -(-max(table_bytes - spare, 0) // topology.devices)
 
 
 def check_fits(placement: Placement) -> MemoryUse:
