@@ -93,8 +93,10 @@ class _RunAdmission:
         try:
             if spec.dataset not in self.facts:
                 self.facts[spec.dataset] = dataset_facts(spec.dataset)
-            entry = _entry_of(grid.document, run.kind)
-            check_runnable(spec, self.facts[spec.dataset], self.admission.memory, entries=[entry])
+            entry = _entry_of(grid.document, spec.schedulers[0].kind)
+            placed = [_entry_of(grid.document, run.kind, "placements")] if run.placement else None
+            check_runnable(spec, self.facts[spec.dataset], self.admission.memory,
+                           entries=[entry], placement_entries=placed)
         except SpecFieldError as exc:
             for problem in exc.problems:
                 problem["message"] += where
@@ -117,14 +119,14 @@ def _checked_fields() -> tuple[str, ...]:
 _UNCHECKED = frozenset({"name", "seed", "tuning"})
 
 
-def _entry_of(document: dict[str, Any], kind: str) -> str:
-    """Where a run's scheduler is in the submitted document (``schedulers.1``)."""
-    entries = document.get("schedulers")
+def _entry_of(document: dict[str, Any], kind: str, section: str = "schedulers") -> str:
+    """Where a run's scheduler (or placement) is in the submitted document (``schedulers.1``)."""
+    entries = document.get(section)
     if isinstance(entries, list):
         for index, entry in enumerate(entries):
             if isinstance(entry, dict) and entry.get("kind") == kind:
-                return f"schedulers.{index}"
-    return "schedulers"
+                return f"{section}.{index}"
+    return section
 
 
 def admit_study(document: Any, admission: Admission) -> tuple[ExperimentSpec, dict[str, Any]]:

@@ -161,6 +161,7 @@ def check_runnable(
     facts: TraceFacts | None = None,
     memory: int | None = None,
     entries: list[str] | None = None,
+    placement_entries: list[str] | None = None,
 ) -> None:
     """Refuse ``spec`` (an ExperimentSpec) when it cannot run (module docstring).
 
@@ -170,6 +171,7 @@ def check_runnable(
         memory: bytes one run may use (default: this machine's memory).
         entries: where each scheduler entry is in the submitted document (default
             ``schedulers.<i>``), for the fields a refusal names.
+        placement_entries: the same for the placements (default ``placements.<i>``).
 
     Raises:
         SpecError: naming the field at fault.
@@ -179,7 +181,7 @@ def check_runnable(
     facts = facts or dataset_facts(spec.dataset)
     _check_time_profile(spec)
     _check_shape(spec, facts)
-    _check_placements_fit(spec, facts)
+    _check_placements_fit(spec, facts, placement_entries)
     budget = machine_memory() if memory is None else memory
     for index, entry in enumerate(spec.schedulers):
         run = spec.model_copy(update={"schedulers": [entry]})
@@ -187,9 +189,10 @@ def check_runnable(
         check_memory(run, facts, budget, entry=where)
 
 
-def _check_placements_fit(spec: Any, facts: TraceFacts) -> None:
+def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | None) -> None:
     """Refuse a placement no plan of which fits the cluster's memory (the exact plan is checked
-    when it is placed, on the trace's statistics)."""
+    when it is placed, on the trace's statistics); ``entries``: where each placement is in the
+    submitted document (default ``placements.<i>``)."""
     placements = getattr(spec, "placements", None)
     if not placements or facts.total_rows is None:
         return
@@ -204,7 +207,8 @@ def _check_placements_fit(spec: Any, facts: TraceFacts) -> None:
         least = least_device_bytes(entry.kind, table_bytes, topology)
         if least > topology.device_memory_bytes:
             raise SpecError(
-                f"placements.{index}: {entry.kind} needs at least {least:,} bytes on a device "
+                f"{entries[index] if entries else f'placements.{index}'}: {entry.kind} needs at "
+                f"least {least:,} bytes on a device "
                 f"for the tables' {facts.total_rows:,} rows at dim {spec.embedding_dim}, above "
                 f"cluster.device_memory = {topology.device_memory_bytes:,} bytes")
 
