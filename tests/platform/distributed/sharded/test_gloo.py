@@ -18,7 +18,12 @@ from tests.platform.distributed.sharded.test_training import assert_counted_byte
 from tests.platform.train._tiny import DIM, SETTINGS
 
 
-@pytest.mark.parametrize("kind", ["row-wise", "flexshard"])
+@pytest.mark.parametrize("kind", [
+    "row-wise", "flexshard",
+    *(pytest.param(k, marks=pytest.mark.slow) for k in ("table-wise", "table-row-wise",
+                                                         "column-wise", "data-parallel",
+                                                         "recshard")),
+])
 def test_processes_on_two_hosts_of_two_ranks_train_the_plain_model(kind) -> None:
     train, held_out = split()
     outcome = train_placement(train, held_out, placement(kind), SETTINGS, batch_size=BATCH,
