@@ -92,8 +92,19 @@ def test_a_plan_over_device_memory_exits_2_with_nothing_written(tmp_path: Path) 
     spec = {**SPEC, "cluster": {**SPEC["cluster"], "device_memory": "1KiB"}}
     done = _cli(tmp_path, spec, "simulate", "--json")
     assert done.returncode == 2 and done.stdout == ""
-    assert "placements.0 (row-wise) does not fit" in done.stderr
+    assert "placements.0: row-wise needs at least" in done.stderr  # refused before any work
     assert "cluster.device_memory = 1,024 bytes" in done.stderr
+
+
+def test_a_plan_within_the_bound_but_over_memory_exits_2_with_nothing_written(
+        tmp_path: Path) -> None:
+    """Table-wise holds whole tables: its plan needs more than an even share of the rows."""
+    even = 1_166_710  # row-wise's least bytes a device for SPEC's tables (the bound above)
+    spec = {**SPEC, "placements": [{"kind": "table-wise"}], "baseline": "naive",
+            "cluster": {**SPEC["cluster"], "device_memory": even + 1}}
+    done = _cli(tmp_path, spec, "simulate", "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "placements.0 (table-wise) does not fit" in done.stderr
 
 
 def test_place_reads_the_cluster_from_the_spec(tmp_path: Path) -> None:
