@@ -2,8 +2,9 @@
 
 Run: ``python benchmarks/bench_simulator.py`` (all sizes) or
 ``python benchmarks/bench_simulator.py --fractions 0.01 --schedulers naive herald``;
-``--repeat N`` runs each case N times, interleaved (every case once, then again), and ends with
-each case's median and range: on a shared machine one run can be 40% off.
+``--scale 0.01`` runs a trace of 1% of those rows; ``--repeat N`` runs each case N times,
+interleaved (every case once, then again), and ends with each case's median and range: on a
+shared machine one run can be 40% off.
 ``--tree before=/path/to/old/checkout --tree after=.`` runs every case on each source tree (its
 ``platform``, ``pipelines`` and ``api`` folders first on ``PYTHONPATH``), interleaved case by
 case, and ends with the trees side by side (wall seconds and the ratio to the first tree):
@@ -32,27 +33,28 @@ KAGGLE_SAMPLES = 45_840_617
 GENERATION = ("generate-only", "generate-ids")
 
 
-def open_trace(dataset: str, samples: int):
+def open_trace(dataset: str, samples: int, scale: float = 1.0):
     """The benchmark's trace: the independent-fields generator or a workload profile, both at
-    full Kaggle scale."""
+    full Kaggle scale (``scale`` of its rows otherwise)."""
     from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
     from heraldbench.platform.data.workload import SyntheticProfileSpec
 
     if dataset == "synthetic-criteo":
-        return SyntheticCriteoSpec(kind="synthetic-criteo", samples=samples, scale=1.0, seed=1).open()
-    return SyntheticProfileSpec(profile=dataset, samples=samples, scale=1.0, seed=1).open()
+        return SyntheticCriteoSpec(kind="synthetic-criteo", samples=samples, scale=scale,
+                                   seed=1).open()
+    return SyntheticProfileSpec(profile=dataset, samples=samples, scale=scale, seed=1).open()
 
 
 def run_one(fraction: float, kind: str, workers: int, batch: int, ratio: float,
-            dataset: str = "synthetic-criteo") -> dict:
+            dataset: str = "synthetic-criteo", scale: float = 1.0) -> dict:
     from heraldbench.platform.schedulers import create
     from heraldbench.platform.sim import simulate
 
     samples = int(KAGGLE_SAMPLES * fraction)
     if kind in GENERATION:
-        for _ in open_trace(dataset, 4096).chunks(1024, kind == "generate-ids"):
+        for _ in open_trace(dataset, 4096, scale).chunks(1024, kind == "generate-ids"):
             pass  # load the compiled kernels outside the timed run (and before its peak RSS)
-    trace = open_trace(dataset, samples)
+    trace = open_trace(dataset, samples, scale)
     if kind in GENERATION:
         start, cpu_start = time.perf_counter(), time.thread_time()
         ids_only = kind == "generate-ids"  # what a simulation reads: no labels, no features
@@ -106,6 +108,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--cache-ratio", type=float, default=0.1)
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="the trace's rows as a share of full Kaggle cardinalities")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each case (interleaved)")
     parser.add_argument("--datasets", nargs="+", default=["synthetic-criteo"],
                         help="synthetic-criteo and/or a workload profile (criteo-kaggle or a path)")
@@ -123,7 +127,7 @@ def main() -> None:
         parser.error(str(exc))
     if args.one:
         figures = run_one(float(args.one[0]), args.one[1], args.workers, args.batch_size,
-                          args.cache_ratio, args.datasets[0])
+                          args.cache_ratio, args.datasets[0], args.scale)
         figures["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         figures["source"] = os.path.dirname(sys.modules["heraldbench.platform"].__file__)
         print(json.dumps(figures))
@@ -180,18 +184,30 @@ def _side_by_side(rows: list[dict], names: list[str], metric: str = "wall_second
     return "\n".join(lines)
 
 
-def _run_case(fraction: float, kind: str, dataset: str, args: argparse.Namespace,
-              tree: str | None = None) -> dict:
-    """One case in a fresh process, so that its peak RSS is its own, on the code of ``tree``
-    (a source folder) or the installed code."""
-    cmd = [sys.executable, __file__, "--one", str(fraction), kind,
-           "--workers", str(args.workers), "--batch-size", str(args.batch_size),
-           "--cache-ratio", str(args.cache_ratio), "--datasets", dataset]
+def case_command(fraction: float, kind: str, dataset: str, args: argparse.Namespace) -> list[str]:
+    """The command line of one case (``--one``): a Python process running this script."""
+    return [sys.executable, __file__, "--one", str(fraction), kind,
+            "--workers", str(args.workers), "--batch-size", str(args.batch_size),
+            "--cache-ratio", str(args.cache_ratio), "--scale", str(args.scale),
+            "--datasets", dataset]  # fmt: skip
+
+
+def tree_env(tree: str | None) -> dict[str, str]:
+    """This process's environment with the source tree ``tree``'s ``platform``, ``pipelines``
+    and ``api`` folders first on ``PYTHONPATH`` (unchanged for None: the installed code)."""
     env = dict(os.environ)
     if tree is not None:
         folders = [os.path.join(tree, part) for part in ("platform", "pipelines", "api")]
         env["PYTHONPATH"] = os.pathsep.join([*folders, env.get("PYTHONPATH", "")])
-    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=env)
+    return env
+
+
+def _run_case(fraction: float, kind: str, dataset: str, args: argparse.Namespace,
+              tree: str | None = None) -> dict:
+    """One case in a fresh process, so that its peak RSS is its own, on the code of ``tree``
+    (a source folder) or the installed code."""
+    cmd = case_command(fraction, kind, dataset, args)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True, env=tree_env(tree))
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import sys
 import time
 
 SCHEDULERS = {
@@ -48,7 +50,7 @@ def _setup(args):
     source = SyntheticCriteoSpec(samples=args.samples, scale=args.scale, seed=1).open()
     trace = source.materialize()
     generated = time.perf_counter() - start
-    train, held_out = split_trace(trace, 0.02)
+    train, held_out = split_trace(trace, 0.02, args.train_samples)
     settings = TrainSpec(model=args.model, device=args.device)
     facts = {
         "samples_trained": train.num_samples, "rows": trace.layout.total_rows,
@@ -145,8 +147,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--prefetch", type=int, default=2, help="decisions computed ahead; 0: none")
     parser.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS))
+    parser.add_argument("--train-samples", type=int, default=None,
+                        help="train on at most this many samples (the same held-out samples)")
+    parser.add_argument("--one", metavar="KIND", help=argparse.SUPPRESS)
     args = parser.parse_args()
     train, held_out, settings, facts = _setup(args)
+    if args.one:  # one scheduler's run, no warm-up, no plain run (bench_instructions.py)
+        figures = _scheduled(args.one, train, held_out, settings, args)
+        figures["source"] = os.path.dirname(sys.modules["heraldbench.platform"].__file__)
+        print(json.dumps({**facts, **{k: v for k, v in figures.items() if k != "timing"}}))
+        return
     print(json.dumps(facts), flush=True)
     _one_round(train, held_out, settings, args)  # warm-up: numba compiles, allocator, caches
     rounds = []
