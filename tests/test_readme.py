@@ -115,6 +115,18 @@ def tune(tmp: Path) -> None:
     _run("tune", str(spec), "--workers", "1", home=tmp)
 
 
+def tune_placement(tmp: Path) -> None:
+    spec_doc = yaml.safe_load((ROOT / "examples" / "tune-placement.yaml").read_text())
+    spec_doc["dataset"]["samples"] = 20_000
+    spec_doc["tuning"] = {**spec_doc["tuning"], "trials": 2, "parallel": 1}
+    spec = tmp / "tune-placement.yaml"
+    spec.write_text(yaml.safe_dump(spec_doc))
+    out = _run("tune", str(spec), "--workers", "1", "--json", home=tmp)
+    rows = json.loads(out)["trials"]
+    assert [row["state"] for row in rows] == ["COMPLETE", "COMPLETE"]
+    assert all(row["metrics"]["device_memory"] > 0 for row in rows)
+
+
 def calibrate(tmp: Path) -> None:
     log = criteo_tsv(tmp / "train.txt")
     _run("calibrate", str(log), "--kind", "criteo-tsv", "--out", str(tmp / "mine.yaml"),
@@ -189,6 +201,7 @@ HOW: dict[str, Callable[[Path], None] | None] = {
     "heraldbench schedulers": schedulers,
     "heraldbench train": train,
     "heraldbench run": run_grid,
+    "heraldbench tune examples/tune-placement.yaml": tune_placement,
     "heraldbench tune": tune,
     "heraldbench serve": serve_and_submit,
     "curl -X POST": serve_and_submit,

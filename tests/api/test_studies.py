@@ -81,6 +81,37 @@ def test_a_bad_tuning_section_is_422_naming_field_and_value(api_sqlite) -> None:
     assert api_sqlite.get("/api/studies").json()["count"] == 0  # nothing was stored
 
 
+def placement_study(**tuning: Any) -> dict[str, Any]:
+    return tiny_spec(
+        name="api-placement-study",
+        cluster={"workers": 4, "batch_size": 16, "hosts": 2, "devices_per_host": 2},
+        placements=[{"kind": "flexshard"}],
+        tuning={"space": {"placement.memory_headroom": {"low": 0.0, "high": 0.5}},
+                "objectives": ["traffic", "device_memory"], "trials": 3,
+                "sampler": {"kind": "random", "seed": 1}, **tuning},
+    )  # fmt: skip
+
+
+def test_a_placement_study_runs_through_the_service(api_sqlite, untracked) -> None:
+    response = api_sqlite.post("/api/studies", json=placement_study())
+    assert response.status_code == 202, response.text
+    study = wait_study(api_sqlite, response.json()["id"])
+    assert study["status"] == "succeeded", study["error"]
+    assert study["objectives"] == ["traffic", "device_memory"]
+    assert {t["state"] for t in study["trials"]} == {"COMPLETE"}
+    assert all(0.0 <= t["params"]["placement.memory_headroom"] <= 0.5 for t in study["trials"])
+    assert all(t["metrics"]["device_memory"] > 0 for t in study["trials"])
+
+
+def test_a_placement_study_with_a_scheduler_metric_is_422(api_sqlite) -> None:
+    response = api_sqlite.post("/api/studies", json=placement_study(objectives=["cache_memory"]))
+    assert response.status_code == 422
+    (problem,) = response.json()["detail"]
+    assert problem["field"] == "tuning.objectives.0.metric"
+    assert problem["value"] == "cache_memory" and "placement study" in problem["message"]
+    assert api_sqlite.get("/api/studies").json()["count"] == 0
+
+
 def test_without_the_tuning_pipeline_a_study_is_501(api_sqlite, monkeypatch) -> None:
     monkeypatch.setattr(studies, "tuning_pipeline", lambda: None)
     response = api_sqlite.post("/api/studies", json=study_spec())

@@ -165,3 +165,63 @@ def test_a_constraint_violation_is_how_far_a_bound_is_missed() -> None:
     assert floor.violation(0.4) == pytest.approx(0.1) and floor.violation(0.7) < 0
     with pytest.raises(ValidationError, match="needs min or max"):
         ConstraintSpec.model_validate({"metric": "auc"})
+
+
+# --- a placement study ---------------------------------------------------------------------
+
+
+def _placement_spec(tuning: dict, **overrides) -> dict:
+    data = _spec({"space": {"placement.hot_share": {"low": 0.1, "high": 0.9}}, **tuning},
+                 cluster={"workers": 4, "hosts": 2, "devices_per_host": 2},
+                 placements=[{"kind": "row-wise"}, {"kind": "flexshard"}])  # fmt: skip
+    data["tuning"].setdefault("placement", "flexshard")
+    data.update(overrides)
+    return data
+
+
+def test_a_placement_study_loads_and_names_its_entry() -> None:
+    spec = parse_spec(_placement_spec({"objectives": ["traffic", "device_memory"]}))
+    assert spec.tuning.placement == "flexshard"
+    assert spec.tuning.directions == ["minimize", "minimize"]
+
+
+@pytest.mark.parametrize(
+    ("tuning", "field", "value"),
+    [
+        ({"space": {"placement.hot_share": {"low": 0.1, "high": 1.5}}},
+         "tuning.space.placement.hot_share.high", "1.5"),
+        ({"space": {"placement.shard_dim": {"low": 8, "high": 32}}},
+         "tuning.space.placement.shard_dim", "shard_dim"),
+        ({"space": {"placement.hot_share": {"low": 0.1, "high": 0.9},
+                    "cache.ratio": {"low": 0.01, "high": 0.2}}},
+         "tuning.space.cache.ratio", "cache.ratio"),
+        ({"placement": "recshard"}, "tuning.placement", "recshard"),
+        ({"objectives": ["cache_memory"]}, "tuning.objectives.0.metric", "cache_memory"),
+        ({"objectives": [{"metric": "comm_time", "profile": "tcp-100g-overlap"}]},
+         "tuning.objectives.0.profile", "tcp-100g-overlap"),
+        ({"scheduler": "naive"}, "tuning.scheduler", "naive"),
+    ],
+)  # fmt: skip
+def test_a_bad_placement_study_names_the_field_and_the_value(tuning, field, value) -> None:
+    message = _problems(_placement_spec(tuning))
+    line = next(line for line in message.splitlines() if line.startswith(f"{field}:"))
+    assert value in line
+
+
+def test_a_placement_study_without_a_named_entry_needs_one_of_several() -> None:
+    data = _placement_spec({})
+    del data["tuning"]["placement"]
+    message = _problems(data)
+    assert "tuning.placement: name the placements entry to tune" in message
+    data["placements"] = [{"kind": "flexshard"}]  # the only one: tuned without naming it
+    assert parse_spec(data).tuning.placement is None
+
+
+def test_a_placement_study_trains_nothing() -> None:
+    message = _problems(_placement_spec({}, mode="train", train={}))
+    assert "tuning.placement: a placement study counts and models traffic" in message
+
+
+def test_a_scheduler_study_does_not_measure_a_placement_s_metrics() -> None:
+    message = _problems(_spec({"objectives": ["traffic", "load_balance"]}))
+    assert "tuning.objectives.1.metric: a scheduler study measures" in message

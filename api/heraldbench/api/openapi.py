@@ -177,15 +177,17 @@ def _as_validated(schema: Schema) -> None:
 
 def _searchable(space: Schema, defs: dict[str, Schema], kinds: list[str]) -> None:
     """A tuning space names ``scheduler.<knob>`` (a knob of some scheduler; which one's is
-    checked on submission) or ``cache.<field>``, each typed as its field (openapi_tuning.py),
-    and at most one cache size."""
-    from heraldbench.api.openapi_tuning import typed_space
+    checked on submission), ``cache.<field>`` or ``placement.<knob>`` (a knob of some placement),
+    each typed as its field (openapi_tuning.py), and at most one cache size."""
+    from heraldbench.api.openapi_tuning import placement_knobs, typed_space
     from heraldbench.platform.tuning import CACHE_NAMES
 
     schedulers = [defs[k] for k in kinds]
     knobs = {k for s in schedulers for k in s.get("properties", {}) if k != "kind"}
+    placed = placement_knobs()
     names = [f"scheduler.{k}" for k in sorted(knobs)] + [f"cache.{n}" for n in CACHE_NAMES]
-    typed_space(space, defs["CacheSpec"], schedulers, names)
+    names += [f"placement.{k}" for k in sorted(placed)]
+    typed_space(space, defs["CacheSpec"], schedulers, names, placed)
     sizes = ("cache.rows", "cache.bytes", "cache.ratio")
     pairs = [[a, b] for i, a in enumerate(sizes) for b in sizes[i + 1 :]]
     space["not"] = {"anyOf": [{"required": pair} for pair in pairs]}

@@ -4,7 +4,9 @@
 Schema gives each name its own entry, whose choices and range ends take the values the field
 itself takes: ``cache.rows`` positive integers, ``cache.bytes`` byte sizes, ``cache.policy`` the
 policies, ``scheduler.<knob>`` what that knob takes in any registered scheduler (which
-scheduler a study tunes is checked on submission, with its own bounds). So a value the document
+scheduler a study tunes is checked on submission, with its own bounds), ``placement.<knob>`` a
+number, text or boolean as that knob's default is (a placement's knobs are its constructor's
+arguments; list-valued ones are not searchable). So a value the document
 accepts for an entry is one the service accepts for that field, and no name outside the list is
 accepted.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["typed_space"]
+__all__ = ["placement_knobs", "typed_space"]
 
 Schema = dict[str, Any]
 _PREFIX = "#/components/schemas/"
@@ -53,19 +55,48 @@ def _entry(options: list[Schema]) -> Schema:
     }
 
 
-def typed_space(space: Schema, cache: Schema, schedulers: list[Schema], names: list[str]) -> None:
+def _value_schema(default: Any) -> Schema | None:
+    """The JSON Schema of a scalar knob's values, from its default (None: not searchable)."""
+    if isinstance(default, bool):
+        return {"type": "boolean"}
+    if isinstance(default, int | float):
+        return {"type": "number"}
+    return {"type": "string"} if isinstance(default, str) else None
+
+
+def placement_knobs() -> dict[str, list[Schema]]:
+    """Every registered placement's searchable knobs (scalar defaults), with their values'
+    schemas over all placements having that knob."""
+    from heraldbench.platform.placement_spec import knob_defaults
+    from heraldbench.platform.placements import registered
+
+    knobs: dict[str, list[Schema]] = {}
+    for kind in sorted(registered()):
+        for name, default in knob_defaults(kind).items():
+            schema = _value_schema(default)
+            if schema is not None and schema not in knobs.setdefault(name, []):
+                knobs[name].append(schema)
+    return {name: options for name, options in knobs.items() if options}
+
+
+def typed_space(space: Schema, cache: Schema, schedulers: list[Schema], names: list[str],
+                placements: dict[str, list[Schema]] | None = None) -> None:  # fmt: skip
     """Type ``space`` (TuningSpec's property) in place: one entry per searchable name.
 
     Args:
         cache: CacheSpec's schema (its fields' schemas as the document has them).
         schedulers: each registered scheduler spec's schema.
-        names: the searchable names (``scheduler.<knob>``, ``cache.<field>``).
+        names: the searchable names (``scheduler.<knob>``, ``cache.<field>``,
+            ``placement.<knob>``).
+        placements: each placement knob's value schemas (:func:`placement_knobs`).
     """
     entries = {}
     for name in names:
         group, _, field = name.partition(".")
         if group == "cache":  # a size searched is given: null is no size
             options = [o for o in _options(cache["properties"][field]) if o != _NULL]
+        elif group == "placement":
+            options = list((placements or {})[field])
         else:
             options = [o for s in schedulers if field in s.get("properties", {})
                        for o in _options(s["properties"][field])]  # fmt: skip

@@ -94,6 +94,28 @@ def _sequence_and_placements() -> dict[str, Any]:
     }
 
 
+def _tune_flexshard() -> dict[str, Any]:
+    """examples/tune-placement.yaml, smaller: FlexShard's replicas, comm time against device
+    memory on a sequence workload."""
+    return {
+        "name": "tune-flexshard",
+        "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": 100_000,
+                    "scale": 1.0, "seed": 1,
+                    "features": {"sequence": {"user": "user", "item": "item", "length": 20}}},
+        "cluster": {"workers": 8, "batch_size": 64, "hosts": 2, "devices_per_host": 4},
+        "cache": {"ratio": 0.5},
+        "schedulers": [{"kind": "naive"}],
+        "placements": [{"kind": "flexshard"}],
+        "tuning": {
+            "space": {"placement.memory_headroom": {"low": 0.0, "high": 1.0},
+                      "placement.hot_share": {"low": 0.1, "high": 0.9}},
+            "objectives": [{"metric": "comm_time", "profile": "tcp-100g"}, "device_memory"],
+            "trials": 12,
+            "sampler": {"kind": "tpe", "seed": 0},
+        },
+    }
+
+
 def presets() -> list[dict[str, Any]]:
     """The presets, each ``{"id", "title", "description", "spec"}``."""
     return [
@@ -124,6 +146,14 @@ def presets() -> list[dict[str, Any]]:
             "description": "an Optuna study of Herald's lookahead and cache size: traffic against "
             "cache memory, under a 64 MiB cap; submitting it starts a study",
             "spec": _tune_herald(),
+        },
+        {
+            "id": "tune-flexshard",
+            "title": "Tune FlexShard (a study)",
+            "description": "an Optuna study of FlexShard's memory headroom and hot share on a "
+            "sequence workload: modelled comm time against device memory; submitting it starts "
+            "a study",
+            "spec": _tune_flexshard(),
         },
         {
             "id": "sequence-and-placements",

@@ -46,7 +46,8 @@ from heraldbench.platform.schedulers import (
     registered,
     validate_spec,
 )
-from heraldbench.platform.tuning import TuningSpec, check_tuning
+from heraldbench.platform.tuning import TuningSpec
+from heraldbench.platform.tuning_checks import check_tuning
 from heraldbench.platform.units import (
     BYTES_PER_VALUE,
     MAX_BYTES,

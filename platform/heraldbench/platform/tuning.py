@@ -19,16 +19,28 @@ Searchable names are ``scheduler.<knob>`` for any knob of the tuned scheduler an
 (``64MiB``). Both ends of a range and every choice must be valid with the entry's other knobs
 as the spec sets them (checked when the spec is read).
 
-The objectives (:data:`METRICS`; each has its own direction):
+A study may tune a **placement** instead (``placement.<knob>``, e.g. ``placement.hot_share``;
+``tuning.placement`` names the ``placements`` entry by kind or label where the spec lists
+several). Each trial then places and counts that entry alone on the spec's trace; there is no
+cache to search and nothing is trained (a placement does not change what is learned).
 
-* ``traffic`` — overall rows moved (pull + push + all-reduce) divided by naive's on the same
-  trace **with the spec's own ``cache``**: one denominator for every trial, so that trials with
-  different cache sizes compare (with the cache not searched it is the usual relative overall).
-* ``time`` — modelled mean iteration time in milliseconds on ``profile`` (docs/time-model.md).
+The objectives (:data:`METRICS`; each has its own direction, and each applies to a scheduler
+study, a placement study or both):
+
+* ``traffic`` — relative to naive on the same trace **with the spec's own ``cache``**, one
+  denominator for every trial: a scheduler's overall rows moved (pull + push + all-reduce) over
+  naive's (with the cache not searched it is the usual relative overall); a placement's bytes
+  per iteration, both tiers, over naive's overall bytes per iteration.
+* ``time`` — a scheduler's modelled mean iteration time in milliseconds on ``profile``
+  (docs/time-model.md).
+* ``comm_time`` — modelled communication time per iteration in milliseconds on ``profile``
+  (a placement's on both tiers; a scheduler's is its ``time``'s communication part).
 * ``cache_memory`` — one worker's cache in MiB: rows × ``embedding_dim`` × 4 bytes.
+* ``device_memory`` — a placement's fullest device in MiB (rows, optimizer state).
+* ``load_balance`` — a placement's lookups served by the busiest device over the mean.
 * ``auc``, ``logloss`` — held-out quality of the trained model (``mode: train`` only).
 
-A constraint bounds a metric (``min``/``max`` in the metric's unit; for ``cache_memory`` also a
+A constraint bounds a metric (``min``/``max`` in the metric's unit; for the memories also a
 byte size such as ``256MiB``); a trial outside a bound stays in the study but is never among
 the best. Pruning (``mode: train``, one objective, ``auc`` or ``logloss``) stops a trial at an
 evaluation of ``train.eval_interval`` whose value is worse than the other trials' at the same
@@ -41,10 +53,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic_core import InitErrorDetails, PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from heraldbench.platform.schedulers import BASELINE
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, PROFILES
 from heraldbench.platform.units import parse_bytes
 
@@ -57,8 +67,7 @@ __all__ = [
     "PruningSpec",
     "SamplerSpec",
     "TuningSpec",
-    "check_tuning",
-    "tuned_entry",
+    "tunes_placement",
 ]
 
 MIB = 2**20
@@ -66,25 +75,41 @@ MIB = 2**20
 MAX_TRIALS = 10_000
 #: Values a categorical search lists.
 MAX_CHOICES = 1_000
-Metric = Literal["traffic", "time", "cache_memory", "auc", "logloss"]
+Metric = Literal["traffic", "time", "comm_time", "cache_memory", "device_memory",
+                 "load_balance", "auc", "logloss"]
 Scalar = bool | int | float | str | None
 CACHE_NAMES = ("rows", "bytes", "ratio", "policy")
+#: The groups of searchable names: a scheduler study searches the first two, a placement study
+#: the last.
+GROUPS = ("scheduler", "cache", "placement")
+SCHEDULER, PLACEMENT = "scheduler", "placement"
 
 
 @dataclass(frozen=True)
 class MetricInfo:
+    """A metric's direction and unit, whether only training measures it, and which studies
+    (a scheduler's, a placement's) measure it."""
+
     direction: Literal["minimize", "maximize"]
     unit: str
     train_only: bool = False
+    studies: tuple[str, ...] = (SCHEDULER,)
 
 
 METRICS: dict[str, MetricInfo] = {
-    "traffic": MetricInfo("minimize", "× naive overall"),
+    "traffic": MetricInfo("minimize", "× naive", studies=(SCHEDULER, PLACEMENT)),
     "time": MetricInfo("minimize", "ms / iteration"),
+    "comm_time": MetricInfo("minimize", "comm ms / iteration", studies=(SCHEDULER, PLACEMENT)),
     "cache_memory": MetricInfo("minimize", "MiB / worker"),
+    "device_memory": MetricInfo("minimize", "MiB / device", studies=(PLACEMENT,)),
+    "load_balance": MetricInfo("minimize", "max / mean lookups", studies=(PLACEMENT,)),
     "auc": MetricInfo("maximize", "held-out AUC", train_only=True),
     "logloss": MetricInfo("minimize", "held-out log loss", train_only=True),
 }
+#: The metrics modelled on a hardware profile.
+TIMED = ("time", "comm_time")
+#: The metrics given in MiB, whose bounds may be byte sizes.
+MEMORY_METRICS = ("cache_memory", "device_memory")
 
 
 class _Strict(BaseModel):
@@ -212,8 +237,8 @@ class ObjectiveSpec(_MetricRef):
 
 
 class ConstraintSpec(_MetricRef):
-    """A bound on a metric, in its unit: ``min`` and/or ``max`` (``cache_memory``: MiB, or a
-    byte size such as ``256MiB``)."""
+    """A bound on a metric, in its unit: ``min`` and/or ``max`` (the memories: MiB, or a byte
+    size such as ``256MiB``)."""
 
     model_config = ConfigDict(json_schema_extra=_A_BOUND)
 
@@ -223,7 +248,7 @@ class ConstraintSpec(_MetricRef):
     @model_validator(mode="before")
     @classmethod
     def _memory_in_mib(cls, value: Any) -> Any:
-        if not isinstance(value, dict) or value.get("metric") != "cache_memory":
+        if not isinstance(value, dict) or value.get("metric") not in MEMORY_METRICS:
             return value
         sizes = [k for k in ("min", "max") if isinstance(value.get(k), str)]
         return {**value, **{k: parse_bytes(value[k]) / MIB for k in sizes}}
@@ -273,6 +298,9 @@ class TuningSpec(_Strict):
     """What a study searches (``space``), for what (``objectives``, ``constraints``), how long."""
 
     scheduler: str | None = Field(None, description="kind of the schedulers entry to tune")
+    placement: str | None = Field(
+        None, description="kind or label of the placements entry to tune (placement.<knob>)"
+    )
     space: dict[str, ParamRange] = Field(min_length=1, max_length=64)
     objectives: list[ObjectiveSpec] = Field(
         min_length=1, max_length=4, json_schema_extra={"uniqueItems": True}
@@ -293,8 +321,10 @@ class TuningSpec(_Strict):
     def _searchable(cls, value: dict[str, ParamRange]) -> dict[str, ParamRange]:
         for name in value:
             group, _, field = name.partition(".")
-            if group not in ("scheduler", "cache") or not field:
-                raise ValueError(f"{name!r}: search scheduler.<knob> or cache.<field>")
+            if group not in GROUPS or not field:
+                raise ValueError(
+                    f"{name!r}: search scheduler.<knob>, cache.<field> or placement.<knob>"
+                )
             if group == "cache" and field not in CACHE_NAMES:
                 raise ValueError(f"{name!r}: the cache fields are {', '.join(CACHE_NAMES)}")
         sizes = [n for n in value if n in ("cache.rows", "cache.bytes", "cache.ratio")]
@@ -305,7 +335,7 @@ class TuningSpec(_Strict):
     @field_validator("objectives")
     @classmethod
     def _distinct(cls, value: list[ObjectiveSpec]) -> list[ObjectiveSpec]:
-        keys = [(o.metric, o.profile if o.metric == "time" else "") for o in value]
+        keys = [(o.metric, o.profile if o.metric in TIMED else "") for o in value]
         if len(set(keys)) != len(keys):
             raise ValueError(f"an objective is listed twice: {[o.metric for o in value]}")
         return value
@@ -315,106 +345,6 @@ class TuningSpec(_Strict):
         return [o.direction for o in self.objectives]
 
 
-# --- checks against the rest of the spec ---------------------------------------------------
-
-
-def check_tuning(spec: Any) -> None:
-    """Check ``spec.tuning`` against the spec it sits in (an ``ExperimentSpec``).
-
-    Raises:
-        ValidationError: one error per problem, located at its field under ``tuning``.
-    """
-    tuning: TuningSpec = spec.tuning
-    problems: list[InitErrorDetails] = []
-    entry = _checked_entry(spec, tuning, problems)
-    for name, rng in tuning.space.items():
-        group, _, field = name.partition(".")
-        if group == "scheduler" and entry is not None:
-            _check_knob(entry, field, name, rng, problems)
-        elif group == "cache":
-            _check_cache(spec.cache, field, name, rng, problems)
-    _check_mode(spec, tuning, problems)
-    if problems:
-        raise ValidationError.from_exception_data("ExperimentSpec", problems)
-
-
-def _problem(loc: tuple[Any, ...], message: str, value: Any) -> InitErrorDetails:
-    return InitErrorDetails(
-        type=PydanticCustomError("tuning", "{reason}", {"reason": message}),
-        loc=("tuning", *loc),
-        input=value,
-    )
-
-
-def tuned_entry(spec: Any) -> Any:
-    """The ``schedulers`` entry a study tunes (a spec that passed :func:`check_tuning` has
-    exactly one)."""
-    return _candidates(spec, spec.tuning)[0]
-
-
-def _candidates(spec: Any, tuning: TuningSpec) -> list[Any]:
-    """The entries of the kind ``tuning.scheduler`` names, else every entry but the baseline
-    (naive itself when it is the only one)."""
-    if tuning.scheduler is not None:
-        return [s for s in spec.schedulers if s.kind == tuning.scheduler]
-    return [s for s in spec.schedulers if s.kind != BASELINE] or list(spec.schedulers)
-
-
-def _checked_entry(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetails]) -> Any:
-    kinds = [s.kind for s in spec.schedulers]
-    candidates = _candidates(spec, tuning)
-    if tuning.scheduler is not None and len(candidates) != 1:
-        how = "is not in" if not candidates else "is listed more than once in"
-        message = f"{how} schedulers ({kinds})"
-        problems.append(_problem(("scheduler",), message, tuning.scheduler))
-        return None
-    if len(candidates) != 1:
-        message = f"name the schedulers entry to tune ({kinds})"
-        problems.append(_problem(("scheduler",), message, None))
-        return None
-    return candidates[0]
-
-
-def _check_knob(entry: Any, knob: str, name: str, rng: ParamRange, problems: list) -> None:
-    knobs = [k for k in type(entry).model_fields if k != "kind"]
-    if knob not in knobs:
-        message = f"{entry.kind} has no knob {knob!r}; its knobs: {', '.join(knobs) or 'none'}"
-        problems.append(_problem(("space", name), message, knob))
-        return
-    for where, value in rng.probes():
-        try:
-            type(entry).model_validate({**entry.model_dump(), knob: value})
-        except ValidationError as exc:
-            hint = "" if where else " (a float range: give integer ends for an integer knob)"
-            problems.append(_problem(("space", name, *where), _first(exc) + hint, value))
-
-
-def _check_cache(cache: Any, field: str, name: str, rng: ParamRange, problems: list) -> None:
-    size = {k: getattr(cache, k) for k in ("rows", "bytes", "ratio") if getattr(cache, k)}
-    for where, value in rng.probes():
-        document = {**size, "policy": value} if field == "policy" else {field: value}
-        try:
-            type(cache).model_validate(document)
-        except ValidationError as exc:
-            problems.append(_problem(("space", name, *where), _first(exc), value))
-
-
-def _first(exc: ValidationError) -> str:
-    return exc.errors()[0]["msg"]
-
-
-def _check_mode(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetails]) -> None:
-    for section, refs in (("objectives", tuning.objectives), ("constraints", tuning.constraints)):
-        for i, ref in enumerate(refs):
-            if METRICS[ref.metric].train_only and spec.mode != "train":
-                message = f"{ref.metric} is measured by training: set mode: train"
-                problems.append(_problem((section, i, "metric"), message, ref.metric))
-    if tuning.pruning.kind == "none":
-        return
-    objective = tuning.objectives[0].metric
-    if spec.mode != "train" or len(tuning.objectives) > 1 or objective not in ("auc", "logloss"):
-        message = "pruning needs mode: train and one objective, auc or logloss"
-        problems.append(_problem(("pruning", "kind"), message, tuning.pruning.kind))
-    elif spec.train is None or spec.train.eval_interval < 1:
-        message = "pruning acts at evaluations: set train.eval_interval >= 1"
-        problems.append(_problem(("pruning", "kind"), message, tuning.pruning.kind))
+def tunes_placement(tuning: TuningSpec) -> bool:
+    """Whether a study tunes a placement (names one, or searches a ``placement.`` knob)."""
+    return tuning.placement is not None or any(n.startswith(PLACEMENT + ".") for n in tuning.space)

@@ -1,14 +1,21 @@
-"""What a trial measures: one run of the tuned scheduler, turned into the study's metrics.
+"""What a trial measures: one run of the tuned scheduler (or placement), turned into the
+study's metrics.
 
-Every metric a trial can be scored or constrained on (``heraldbench.platform.tuning.METRICS``)
-comes from the same run document (``RunResult.to_json``):
+Every metric a scheduler trial can be scored or constrained on
+(``heraldbench.platform.tuning.METRICS``) comes from the same run document
+(``RunResult.to_json``):
 
 * ``traffic`` = overall rows / the study's baseline overall rows, where the baseline is naive
   on the same trace with the spec's own cache, measured once per study (:func:`baseline`).
   In train mode both count the training part of the split only (the trainer's counters).
-* ``time.<profile>`` = modelled mean iteration time in ms under each hardware profile.
+* ``time.<profile>`` = modelled mean iteration time in ms under each hardware profile;
+  ``comm_time.<profile>`` its communication part.
 * ``cache_memory`` = cache rows × ``embedding_dim`` × 4 bytes, in MiB, per worker.
 * ``auc``, ``logloss``, ``accuracy`` = the trained model's held-out figures (train mode).
+
+A placement trial's come from its placement's result (``placing.place_entry``): ``traffic`` =
+bytes per iteration on both tiers / naive's overall bytes per iteration (the same baseline run),
+``comm_time.<profile>``, ``device_memory`` (MiB on the fullest device) and ``load_balance``.
 """
 
 from __future__ import annotations
@@ -21,10 +28,11 @@ from typing import Any
 from heraldbench.platform.data import TraceSource
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.spec import ExperimentSpec
-from heraldbench.platform.tuning import MIB, ConstraintSpec, ObjectiveSpec
+from heraldbench.platform.tuning import MIB, TIMED, ConstraintSpec, ObjectiveSpec
 from heraldbench.platform.units import BYTES_PER_VALUE
 
-__all__ = ["Measurement", "baseline", "constraint_name", "measure", "metric_key", "value_of"]
+__all__ = ["Measurement", "baseline", "constraint_name", "measure", "measure_placement",
+           "metric_key", "value_of"]
 
 #: ``on_evaluation(iteration, {"auc": ..., "logloss": ..., "accuracy": ...})`` in train mode.
 OnEvaluation = Callable[[int, dict[str, float]], None]
@@ -58,10 +66,12 @@ def baseline(document: dict[str, Any]) -> dict[str, float]:
     spec = parse_spec({**document, "lower_bound": False})
     trace = traffic_trace(spec)
     run = simulate_run(spec, NaiveSpec(), trace=trace)
+    overall_bytes = run.counts.bytes(spec.embedding_dim)["overall"]
     return {
         **run.counts.totals(),
         "cache_rows": spec.cache.resolve_rows(trace.layout.total_rows, spec.embedding_dim),
         "samples": trace.num_samples,
+        "bytes_per_iteration": overall_bytes / max(run.iterations, 1),
     }
 
 
@@ -107,17 +117,42 @@ def _metrics(
     }
     if base is not None and base.get("overall"):
         metrics["traffic"] = totals["overall"] / base["overall"]
+    iterations = max(int(result.get("iterations") or 0), 1)
     for profile, estimate in (result.get("time") or {}).items():
         metrics[f"time.{profile}"] = estimate["mean_iteration_s"] * 1000.0
+        metrics[f"comm_time.{profile}"] = estimate["comm_s"] / iterations * 1000.0
     for name, value in (result.get("metrics") or {}).items():
         if value is not None:
             metrics[name] = float(value)
     return metrics
 
 
+def measure_placement(spec: ExperimentSpec, base: dict[str, float] | None) -> Measurement:
+    """Place and count ``spec``'s only placement on its trace, and score it.
+
+    Raises:
+        SpecError: the drawn knobs give a plan that does not fit the devices' memory (the
+            trial fails with that message).
+    """
+    from heraldbench.platform.placing import place_entry
+
+    result = place_entry(spec, 0)
+    per_iteration = sum(result["bytes_per_iteration"].values())
+    metrics = {
+        "intra_host_mb_per_iteration": result["bytes_per_iteration"]["intra_host"] / 1e6,
+        "inter_host_mb_per_iteration": result["bytes_per_iteration"]["inter_host"] / 1e6,
+        "device_memory": result["device_memory_max_bytes"] / MIB,
+        "load_balance": float(result["load_balance"]),
+        **{f"comm_time.{p}": ms for p, ms in result["comm_ms_per_iteration"].items()},
+    }
+    if base is not None and base.get("bytes_per_iteration"):
+        metrics["traffic"] = per_iteration / base["bytes_per_iteration"]
+    return Measurement(metrics, result)
+
+
 def metric_key(ref: ObjectiveSpec | ConstraintSpec) -> str:
     """The metric's name among a trial's metrics: ``traffic``, ``time.tcp-100g``, ..."""
-    return f"time.{ref.profile}" if ref.metric == "time" else ref.metric
+    return f"{ref.metric}.{ref.profile}" if ref.metric in TIMED else ref.metric
 
 
 def value_of(ref: ObjectiveSpec | ConstraintSpec, metrics: dict[str, float]) -> float:

@@ -12,8 +12,10 @@ from typing import Any
 
 from heraldbench.pipelines.tracking import home
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.schedulers import BASELINE
 from heraldbench.platform.spec import ExperimentSpec, parse_spec
-from heraldbench.platform.tuning import PruningSpec, SamplerSpec, TuningSpec, tuned_entry
+from heraldbench.platform.tuning import PruningSpec, SamplerSpec, TuningSpec, tunes_placement
+from heraldbench.platform.tuning_checks import tuned_entry, tuned_placement
 
 __all__ = [
     "STORAGE_ENV",
@@ -102,11 +104,19 @@ def suggest(trial: Any, tuning: TuningSpec) -> dict[str, Any]:
 
 
 def trial_document(spec: ExperimentSpec, params: dict[str, Any]) -> dict[str, Any]:
-    """The spec one trial runs: the tuned scheduler alone, with the drawn knobs and cache.
+    """The spec one trial runs: the tuned scheduler alone, with the drawn knobs and cache; or
+    the tuned placement alone, with the drawn knobs (naive stays as the spec's one scheduler,
+    not run: the trial places and counts).
 
     The lower bound is skipped (no objective uses it; it costs about one more pass).
     """
     document = spec.model_dump(mode="json", exclude={"tuning"})
+    if tunes_placement(spec.tuning):
+        placement = tuned_placement(spec).model_dump(mode="json")
+        placement.update({name.partition(".")[2]: value for name, value in params.items()})
+        document.update(schedulers=[{"kind": BASELINE}], placements=[placement],
+                        baseline=BASELINE, lower_bound=False)  # fmt: skip
+        return document
     scheduler = tuned_entry(spec).model_dump(mode="json")
     cache = copy.deepcopy(document["cache"])
     for name, value in params.items():

@@ -1,9 +1,9 @@
 """The Dask task of a study: one trial, asked of and told to the shared Optuna storage.
 
 The task loads the study by name from the RDB storage (nothing but the URL and the name travel
-with it), asks for a trial with its own seeded sampler, runs the tuned scheduler with the drawn
-values, tells Optuna the objective values (and constraint values), and logs the trial as a
-nested MLflow run under the study's parent run. It never raises: a failure is told to Optuna as
+with it), asks for a trial with its own seeded sampler, runs the tuned scheduler (or places the
+tuned placement) with the drawn values, tells Optuna the objective values (and constraint
+values), and logs the trial as a nested MLflow run under the study's parent run. It never raises: a failure is told to Optuna as
 a FAIL trial with its error in the trial's user attributes.
 """
 
@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from heraldbench.pipelines.tracking import Target
-from heraldbench.pipelines.tune.measure import constraint_name, measure, value_of
+from heraldbench.pipelines.tune.measure import (
+    constraint_name,
+    measure,
+    measure_placement,
+    value_of,
+)
 from heraldbench.pipelines.tune.space import (
     make_pruner,
     make_sampler,
@@ -27,6 +32,7 @@ from heraldbench.pipelines.tune.space import (
     tuning_spec,
 )
 from heraldbench.pipelines.tune.trial_log import TrialLog
+from heraldbench.platform.tuning import tunes_placement
 
 __all__ = ["KEY_ATTR", "TrialJob", "TrialOutcome", "run_trial"]
 
@@ -129,9 +135,12 @@ def _evaluate(
         if outcome.run_id is not None:
             trial.set_user_attr("mlflow_run_id", outcome.run_id)
         _configure_threads(trial_spec)
-        measurement = measure(
-            trial_spec, job.baseline, _reporter(trial, spec, log), progress=stopper(job.stop)
-        )
+        if tunes_placement(spec.tuning):
+            measurement = measure_placement(trial_spec, job.baseline)
+        else:
+            measurement = measure(
+                trial_spec, job.baseline, _reporter(trial, spec, log), progress=stopper(job.stop)
+            )
         outcome.metrics = measurement.metrics
         log.result(measurement.result)
         outcome.values = [value_of(o, outcome.metrics) for o in spec.tuning.objectives]

@@ -63,9 +63,11 @@ class TrialLog:
         )
         self.client, self.outcome.run_id = client, run.info.run_id
         document = spec.model_dump(mode="json")
+        placed = any(name.startswith("placement.") for name in self.outcome.params)
+        tuned = "placements" if placed else "schedulers"  # the trial's one tuned entry
         params = {
-            **flatten({k: v for k, v in document.items() if k != "schedulers"}),
-            **flatten(document["schedulers"][0], "scheduler."),
+            **flatten({k: v for k, v in document.items() if k not in ("schedulers", "placements")}),
+            **flatten(document[tuned][0], tuned[:-1] + "."),
             **{name: str(value) for name, value in self.outcome.params.items()},
             "sampler.seed": str(self.job.seed),
         }

@@ -24,7 +24,7 @@ from heraldbench.platform.placements.types import (
     Topology,
 )
 
-__all__ = ["PlacementAlgorithm", "create", "register", "registered", "uniform_shard"]
+__all__ = ["PlacementAlgorithm", "create", "numbers", "register", "registered", "uniform_shard"]
 
 _REGISTRY: dict[str, type[PlacementAlgorithm]] = {}
 
@@ -53,6 +53,13 @@ class PlacementAlgorithm(abc.ABC):
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
         """Every table's placement, in table order."""
+
+
+def numbers(kind: str, **knobs: Any) -> None:
+    """Refuse a knob that is not a number (a boolean is not one), naming the placement."""
+    for name, value in knobs.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise SpecError(f"{kind} {name} must be a number, got {value!r}")
 
 
 def register(cls: type[PlacementAlgorithm]) -> type[PlacementAlgorithm]:

@@ -29,7 +29,7 @@ class ColumnWise(PlacementAlgorithm):
     kind = "column-wise"
 
     def __init__(self, shard_dim: int = 32) -> None:
-        if not isinstance(shard_dim, int) or shard_dim < 1:
+        if isinstance(shard_dim, bool) or not isinstance(shard_dim, int) or shard_dim < 1:
             raise SpecError(f"column-wise shard_dim must be a positive integer, got {shard_dim!r}")
         self.shard_dim = shard_dim
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from heraldbench.platform.exceptions import SpecError
-from heraldbench.platform.placements._base import PlacementAlgorithm, register
+from heraldbench.platform.placements._base import PlacementAlgorithm, numbers, register
 from heraldbench.platform.placements._hottest import most_read
 from heraldbench.platform.placements._row_wise import row_wise_peak
 from heraldbench.platform.placements.memory import memory_use
@@ -57,8 +57,10 @@ class FlexShard(PlacementAlgorithm):
 
     def __init__(self, batch_size: int = 256, inter_cost: float = 10.0,
                  memory_headroom: float = 0.0, hot_share: float = 0.5) -> None:
-        if not isinstance(batch_size, int) or batch_size < 1:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise SpecError(f"flexshard batch_size must be a positive integer, got {batch_size!r}")
+        numbers(self.kind, inter_cost=inter_cost, memory_headroom=memory_headroom,
+                hot_share=hot_share)  # fmt: skip
         if not inter_cost >= 1:
             raise SpecError(f"flexshard inter_cost must be >= 1, got {inter_cost!r}")
         if not memory_headroom >= 0:

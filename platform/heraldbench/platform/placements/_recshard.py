@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from heraldbench.platform.exceptions import CapacityError, SpecError
-from heraldbench.platform.placements._base import PlacementAlgorithm, register
+from heraldbench.platform.placements._base import PlacementAlgorithm, numbers, register
 from heraldbench.platform.placements._hottest import most_read, top_read_sums
 from heraldbench.platform.placements.types import (
     OWNER_DTYPE,
@@ -48,6 +48,10 @@ class RecShard(PlacementAlgorithm):
 
     def __init__(self, host_read_cost: float = 10.0, time_limit_s: float = 60.0,
                  buckets: tuple[float, ...] = BUCKETS) -> None:
+        numbers(self.kind, host_read_cost=host_read_cost, time_limit_s=time_limit_s)
+        if not isinstance(buckets, list | tuple):
+            raise SpecError(f"recshard buckets must be a list of shares, got {buckets!r}")
+        numbers(self.kind, **{f"buckets[{i}]": b for i, b in enumerate(buckets)})
         if not host_read_cost >= 1:
             raise SpecError(f"recshard host_read_cost must be >= 1, got {host_read_cost!r}")
         if not time_limit_s > 0:
