@@ -63,3 +63,22 @@ def test_each_placement_is_a_nested_mlflow_run(submission, mlflow_uri) -> None:
     assert metrics["comm_ms_per_iteration/tcp-100g"] > 0
     assert metrics["run/device_memory_max_bytes"] > 0 and metrics["run/load_balance"] >= 1
     assert runs["herald"].data.tags["heraldbench.paradigm"] == "scheduler"
+
+
+def test_report_of_the_results_file_keeps_the_placements_beside(submission, tmp_path) -> None:
+    """``heraldbench report results.json`` of a submission: its placement runs are in the
+    side-by-side table and comparison.md's section, with the submission's own figures."""
+    import json
+
+    from heraldbench.platform.report_files import report_command
+
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(submission.to_json(), default=str))
+    written = {p.name for p in report_command(path, tmp_path / "report")}
+    assert {"side_by_side.md", "side_by_side.csv", "comparison.md"} <= written
+    text = (tmp_path / "report" / "side_by_side.md").read_text()
+    [comparison] = submission.to_json()["side_by_side"]
+    for row in comparison["rows"]:
+        assert f"| {row['label']} | {row['paradigm']} |" in text
+    assert "## Schedulers and placements, relative to row-wise" in (
+        tmp_path / "report" / "comparison.md").read_text()

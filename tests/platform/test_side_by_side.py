@@ -3,6 +3,7 @@ both in one table, relative to the spec's baseline, and refuses bad input naming
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -132,3 +133,30 @@ def test_the_report_has_the_side_by_side_table(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "report" / "side_by_side.md").read_text()
     assert "relative to row-wise" in text and "| flexshard memory_headroom=0.5 | placement |" in text
+    comparison = (tmp_path / "report" / "comparison.md").read_text()
+    section = comparison[comparison.index("## Schedulers and placements, relative to row-wise"):]
+    assert "| herald | scheduler |" in section and "tcp-100g ms/it" in section
+    assert "| row-wise | placement |" in section and "1.00×" in section
+
+
+def test_the_side_by_side_csv_holds_every_row_s_figures(tmp_path: Path) -> None:
+    """The CSV's figures are the JSON's: a reader of the report gets the same numbers."""
+    done = _cli(tmp_path, SPEC, "simulate", "--json", "--report", str(tmp_path / "report"))
+    rows = json.loads(done.stdout)["side_by_side"]["rows"]
+    with (tmp_path / "report" / "side_by_side.csv").open() as handle:
+        table = list(csv.DictReader(handle))
+    assert [r["label"] for r in table] == [r["label"] for r in rows]
+    for line, row in zip(table, rows, strict=True):
+        assert float(line["inter_host_bytes_per_iteration"]) == pytest.approx(
+            row["bytes_per_iteration"]["inter_host"], rel=1e-12)
+        assert float(line["relative_comm_tcp-100g"]) == pytest.approx(
+            row["relative"]["comm"]["tcp-100g"], rel=1e-12)
+        assert (line["device_memory_max_bytes"] == "") == (row["paradigm"] == "scheduler")
+
+
+def test_a_report_of_schedulers_alone_has_no_placement_section(tmp_path: Path) -> None:
+    spec = {k: v for k, v in SPEC.items() if k not in ("placements", "baseline")}
+    done = _cli(tmp_path, spec, "simulate", "--json", "--report", str(tmp_path / "report"))
+    assert done.returncode == 0, done.stderr
+    assert "placement" not in (tmp_path / "report" / "comparison.md").read_text()
+    assert not (tmp_path / "report" / "side_by_side.csv").exists()

@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 from heraldbench.platform.exceptions import DataError
 from heraldbench.platform.report_measured import write_measured
 from heraldbench.platform.schedulers import BASELINE
-from heraldbench.platform.sidebyside import write_side_by_side
+from heraldbench.platform.sidebyside import side_by_side_md, write_side_by_side
 from heraldbench.platform.timemodel import DEFAULT_PROFILE, get_profile
 from heraldbench.platform.units import format_bytes
 
@@ -377,7 +377,9 @@ def write_report(
 
     Returns:
         The files written: table1.md, comparison.md, comparison.csv, table1.png, comparison.png,
-        and measured.md, measured.png for a distributed training.
+        measured.md, measured.png for a distributed training, and side_by_side.md,
+        side_by_side.csv where the result holds placements (comparison.md then ends with their
+        table on ``profile``).
 
     Raises:
         UnknownNameError: unknown profile.
@@ -390,7 +392,8 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     texts = {
         "table1.md": _table1_md(rows, caption),
-        "comparison.md": _comparison_md(rows, caption, profile) + _time_check_md(result, profile),
+        "comparison.md": _comparison_md(rows, caption, profile) + _time_check_md(result, profile)
+        + side_by_side_md(dict(result), profile),
     }
     written = []
     for name, text in texts.items():

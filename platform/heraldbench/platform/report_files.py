@@ -9,7 +9,9 @@ Two shapes exist:
   ``result``; a grid holds several (point, seed) groups.
 
 A submission's finished simulated runs are grouped by (point, seed); each group is reported on its
-own (in a sub-folder ``point-<i>-seed-<s>`` when there are several), as the driver does.
+own (in a sub-folder ``point-<i>-seed-<s>`` when there are several), as the driver does, with
+the group's finished placement runs (``action: place``) beside it in the side-by-side
+comparison.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from heraldbench.platform.exceptions import DataError, NotFoundError
 from heraldbench.platform.report import write_report
+from heraldbench.platform.sidebyside import side_by_side
 from heraldbench.platform.timemodel import DEFAULT_PROFILE
 
 __all__ = ["report_command", "result_documents"]
@@ -42,32 +45,50 @@ def result_documents(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         return {"": dict(document)}
     experiment = document.get("experiment") or {}
     groups: dict[tuple[str, Any], list[dict[str, Any]]] = {}
+    placed: dict[tuple[str, Any], list[dict[str, Any]]] = {}
     for run in document["runs"]:
         result = run.get("result")
-        if run.get("action", "simulate") == "simulate" and run.get("status") == "finished" and (
-            isinstance(result, dict) and "scheduler" in result
-        ):
-            groups.setdefault((str(run.get("point")), run.get("seed")), []).append(run)
+        if run.get("status") != "finished" or not isinstance(result, dict):
+            continue
+        key = (str(run.get("point")), run.get("seed"))
+        if run.get("action", "simulate") == "simulate" and "scheduler" in result:
+            groups.setdefault(key, []).append(run)
+        elif run.get("action") == "place" and "placement" in result:
+            placed.setdefault(key, []).append(result)
     if not groups:
         raise DataError("the results file has no finished simulated run to report")
     documents = {}
-    for index, ((point, seed), runs) in enumerate(groups.items()):
-        first = runs[0]["result"]
-        folder = "" if len(groups) == 1 else _folder(index, seed)
-        documents[folder] = {
-            "experiment": {
-                "name": experiment.get("name"),
-                "mode": "simulate",
-                "baseline": "naive",
-                "cache_rows": first.get("cache_rows"),
-                "point": point,
-                "dataset": first.get("dataset", {}),
-                "spec": experiment.get("spec", {}),
-            },
-            "runs": [{**r["result"], "label": r.get("label") or r["result"]["scheduler"]}
-                     for r in runs],  # fmt: skip
-        }
+    for index, (key, runs) in enumerate(groups.items()):
+        folder = "" if len(groups) == 1 else _folder(index, key[1])
+        documents[folder] = _group_document(experiment, key[0], runs, placed.get(key, []))
     return documents
+
+
+def _group_document(experiment: Mapping[str, Any], point: str, runs: list[dict[str, Any]],
+                    placements: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """One (point, seed)'s single-experiment document; with its placements beside, the
+    side-by-side comparison relative to the spec's ``baseline``."""
+    first = runs[0]["result"]
+    spec = experiment.get("spec", {})
+    results = [{**r["result"], "label": r.get("label") or r["result"]["scheduler"]}
+               for r in runs]  # fmt: skip
+    document: dict[str, Any] = {
+        "experiment": {
+            "name": experiment.get("name"),
+            "mode": "simulate",
+            "baseline": "naive",
+            "cache_rows": first.get("cache_rows"),
+            "point": point,
+            "dataset": first.get("dataset", {}),
+            "spec": spec,
+        },
+        "runs": results,
+    }
+    if placements:
+        baseline = spec.get("baseline") or "naive"
+        document["side_by_side"] = {"baseline": baseline,
+                                    "rows": side_by_side(results, placements, baseline)}
+    return document
 
 
 def _folder(index: int, seed: Any) -> str:

@@ -12,6 +12,7 @@ time is the time model's ``comm_s`` per iteration, on the same profiles.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from heraldbench.platform.comparison import fitted_table
 
 __all__ = ["TIERS", "compare", "placement_row", "scheduler_row", "side_by_side",
-           "side_by_side_table", "write_side_by_side"]
+           "side_by_side_md", "side_by_side_table", "write_side_by_side"]
 
 TIERS = ("intra_host", "inter_host")
 
@@ -112,19 +113,83 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def write_side_by_side(result: dict[str, Any], out_dir: Path) -> list[Path]:
-    """``side_by_side.md`` of a result holding placements (``ExperimentResult.to_json``'s
-    ``side_by_side``): the table above as Markdown, every profile's column; else nothing."""
+def _markdown(cells: dict[str, list[str]], count: int) -> list[str]:
+    lines = ["| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
+    return lines + ["| " + " | ".join(column[i] for column in cells.values()) + " |"
+                    for i in range(count)]  # fmt: skip
+
+
+def _placed(result: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """The comparison's rows (none without a placement among them) and its baseline."""
     comparison = result.get("side_by_side") or {}
     rows = comparison.get("rows") or []
     if not any(r["paradigm"] == "placement" for r in rows):
+        return [], ""
+    return rows, comparison.get("baseline", "naive")
+
+
+def _memory_cells(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """A placement's fullest device and load balance (a scheduler's cache is in the comparison
+    above it)."""
+    memory = [r.get("device_memory_max_bytes") for r in rows]
+    balance = [r.get("load_balance") for r in rows]
+    return {"device MB": ["-" if m is None else f"{m / 1e6:.3f}" for m in memory],
+            "load balance": ["-" if b is None else f"{b:.3f}" for b in balance]}  # fmt: skip
+
+
+def side_by_side_md(result: dict[str, Any], profile: str) -> str:
+    """A section of the report's comparison.md: every scheduler and placement of a result
+    holding placements, relative to its baseline, with ``profile``'s communication time; else
+    "" (a result of schedulers only)."""
+    rows, baseline = _placed(result)
+    if not rows:
+        return ""
+    cells, _ = _cells(rows)
+    keep = ("scheduler / placement", "paradigm", "inter MB/it", "intra MB/it", "× bytes",
+            f"{profile} ms/it", f"× {profile}")  # fmt: skip
+    shown = {k: v for k, v in cells.items() if k in keep} | _memory_cells(rows)
+    return "\n".join([
+        f"\n## Schedulers and placements, relative to {baseline}", "",
+        "Bytes per iteration on each tier and modelled communication time per iteration on "
+        f"`{profile}`; a scheduler's traffic is all inter-host (docs/sharding.md).", "",
+        *_markdown(shown, len(rows)),
+    ]) + "\n"  # fmt: skip
+
+
+def write_side_by_side(result: dict[str, Any], out_dir: Path) -> list[Path]:
+    """``side_by_side.md`` (every profile's column) and ``side_by_side.csv`` (every figure,
+    one row each) of a result holding placements (``ExperimentResult.to_json``'s
+    ``side_by_side``); else nothing."""
+    rows, baseline = _placed(result)
+    if not rows:
         return []
-    baseline = comparison.get("baseline", "naive")
     cells, _ = _cells(rows)
     lines = [f"# Schedulers and placements, relative to {baseline}", "",
-             "| " + " | ".join(cells) + " |", "|" + "---|" * len(cells)]
-    lines += ["| " + " | ".join(column[i] for column in cells.values()) + " |"
-              for i in range(len(rows))]
+             *_markdown(cells | _memory_cells(rows), len(rows))]  # fmt: skip
     path = out_dir / "side_by_side.md"
     path.write_text("\n".join(lines) + "\n")
-    return [path]
+    return [path, _write_csv(rows, out_dir / "side_by_side.csv")]
+
+
+def _write_csv(rows: list[dict[str, Any]], path: Path) -> Path:
+    """One line per row: label, kind, paradigm, bytes per tier, ms per profile, the ratios to
+    the baseline, device memory and load balance (blank where a row has none)."""
+    profiles = list(dict.fromkeys(p for r in rows for p in r["comm_ms_per_iteration"]))
+    columns = ["label", "kind", "paradigm", "baseline", *(f"{t}_bytes_per_iteration" for t in TIERS),
+               "relative_bytes", *(f"comm_ms_per_iteration_{p}" for p in profiles),
+               *(f"relative_comm_{p}" for p in profiles), "device_memory_max_bytes",
+               "load_balance"]  # fmt: skip
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        for row in rows:
+            record = {"label": row["label"], "kind": row["kind"], "paradigm": row["paradigm"],
+                      "baseline": row["baseline"], "relative_bytes": row["relative"]["bytes"],
+                      "device_memory_max_bytes": row.get("device_memory_max_bytes"),
+                      "load_balance": row.get("load_balance")}  # fmt: skip
+            record |= {f"{t}_bytes_per_iteration": row["bytes_per_iteration"][t] for t in TIERS}
+            for p in profiles:
+                record[f"comm_ms_per_iteration_{p}"] = row["comm_ms_per_iteration"].get(p)
+                record[f"relative_comm_{p}"] = row["relative"]["comm"].get(p)
+            writer.writerow({k: "" if v is None else v for k, v in record.items()})
+    return path
