@@ -148,12 +148,11 @@ def side_by_side_md(result: dict[str, Any], profile: str) -> str:
     keep = ("scheduler / placement", "paradigm", "inter MB/it", "intra MB/it", "× bytes",
             f"{profile} ms/it", f"× {profile}")  # fmt: skip
     shown = {k: v for k, v in cells.items() if k in keep} | _memory_cells(rows)
-    return "\n".join([
-        f"\n## Schedulers and placements, relative to {baseline}", "",
-        "Bytes per iteration on each tier and modelled communication time per iteration on "
-        f"`{profile}`; a scheduler's traffic is all inter-host (docs/sharding.md).", "",
-        *_markdown(shown, len(rows)),
-    ]) + "\n"  # fmt: skip
+    note = ("Bytes per iteration on each tier and modelled communication time per iteration on "
+            f"`{profile}`; a scheduler's traffic is all inter-host (docs/sharding.md).")
+    lines = [f"\n## Schedulers and placements, relative to {baseline}", "", note, "",
+             *_markdown(shown, len(rows))]  # fmt: skip
+    return "\n".join(lines) + "\n"
 
 
 def write_side_by_side(result: dict[str, Any], out_dir: Path) -> list[Path]:
