@@ -30,6 +30,22 @@ def test_placements_come_back_beside_the_schedulers(api_sqlite) -> None:
     assert runs["row-wise"]["relative"] == {"pull": None, "push": None, "overall": None}
 
 
+def test_a_training_trains_the_placements_too(api_sqlite) -> None:
+    """mode: train: each placement's run is trained; it keeps its side-by-side figures (counted
+    on the training split) and carries its held-out metrics, equal to naive's in float64."""
+    spec = tiny_spec(**PLACED, mode="train",
+                     train={"model": "small", "max_iterations": 8, "dtype": "float64"})  # fmt: skip
+    experiment = wait_finished(api_sqlite, submit(api_sqlite, spec), timeout=240)
+    assert experiment["status"] == "succeeded", experiment["error"]
+    runs = {r["label"]: r for r in experiment["runs"]}
+    assert [runs[k]["action"] for k in runs] == ["train"] * 4
+    for label in ("row-wise", "data-parallel"):
+        assert runs[label]["side_by_side"]["paradigm"] == "placement"
+        assert runs[label]["metrics"]["auc"] == pytest.approx(runs["naive"]["metrics"]["auc"],
+                                                              abs=1e-9)  # fmt: skip
+    assert runs["row-wise"]["side_by_side"]["relative"]["bytes"] == 1.0
+
+
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"cluster": {"workers": 2, "hosts": 2, "devices_per_host": 2}}, "cluster",
      "cluster.hosts × cluster.devices_per_host = 2 × 2 = 4, but cluster.workers is 2"),

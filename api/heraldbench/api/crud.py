@@ -79,7 +79,7 @@ def _new_experiment(grid: Grid, document: dict[str, Any], client_key: str | None
     labels = list(dict.fromkeys(r.label for r in grid.runs))
     runs = [
         Run(
-            action=r.actions[-1],  # a scheduler of a train spec is trained, a placement placed
+            action=r.actions[-1],  # with mode: train trained, else simulated or placed
             scheduler=r.kind,
             label=r.label,
             params=(r.spec.placements if r.placement else r.spec.schedulers)[0].knobs(),

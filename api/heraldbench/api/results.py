@@ -136,14 +136,14 @@ def side_by_side_figures(runs: Iterable[Any], baseline: str) -> dict[int, dict[s
     groups: dict[tuple[int, int], list[Any]] = {}
     for run in runs:
         if run.status == "succeeded" and run.result and ("bytes" in run.result or
-                                                         run.action == "place"):
+                                                         "placement" in run.result):
             groups.setdefault((run.point_index, run.seed), []).append(run)
     figures = {}
     for members in groups.values():
-        placed = [r for r in members if r.action == "place"]
+        placed = [r for r in members if "placement" in r.result]  # placed, or trained too
         if not placed:
             continue
-        schedulers = [r for r in members if r.action != "place"]
+        schedulers = [r for r in members if "placement" not in r.result]
         rows = side_by_side([r.result for r in schedulers], [r.result for r in placed], baseline)
         figures.update({run.id: row for run, row in zip(schedulers + placed, rows, strict=True)})
     return figures

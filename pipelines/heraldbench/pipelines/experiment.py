@@ -197,9 +197,15 @@ def _fill_relative(records: list[RunRecord]) -> None:
     """Relative pull / push / overall (and, for training, AUC etc. minus naive's) against naive
     of the same point, seed and action."""
     finished = [r for r in records if r.status == "finished" and r.task.action != "place"]
-    naive = baselines((_group(r), _kind(r), r) for r in finished)
+    counted = [r for r in finished if not r.task.placed]
+    naive = baselines((_group(r), _kind(r), r) for r in counted)
     for r in finished:
         base = naive.get(_group(r))
+        if r.task.placed:  # a trained placement: its quality against naive's, no counts
+            r.result["metrics_vs_naive"] = _deltas(
+                r.result.get("metrics") or {}, (base.result.get("metrics") or {}) if base else {}
+            )
+            continue
         r.result["relative"] = relative_or_none(
             Counts(**r.result["counts"]), Counts(**base.result["counts"]) if base else None
         )

@@ -97,10 +97,10 @@ class PlannedRun:
 
     @property
     def actions(self) -> tuple[str, ...]:
-        """Its tasks' actions: a placement is placed; a scheduler simulated (and trained)."""
-        if self.placement:
-            return ("place",)
-        return ("simulate", "train") if self.spec.mode == "train" else ("simulate",)
+        """Its tasks' actions: a placement is placed, a scheduler simulated; with ``mode:
+        train`` both are trained too."""
+        first = "place" if self.placement else "simulate"
+        return (first, "train") if self.spec.mode == "train" else (first,)
 
     @property
     def is_baseline(self) -> bool:

@@ -47,8 +47,9 @@ class RunTask:
 
     Attributes:
         key: unique name of the run in the submission (also its Dask key).
-        action: "simulate" counts traffic; "train" trains the model with the same decisions;
-            "place" places and counts the spec's one placement.
+        action: "simulate" counts traffic; "train" trains the model with the same decisions
+            (a placement's run: trains its one placement); "place" places and counts the spec's
+            one placement.
         spec: the run's effective spec (JSON): one scheduler, one seed, the point's values.
         label: the scheduler with its non-default knobs (``herald lookahead=2``).
         point: the grid point's label; seed: the run's seed.
@@ -83,6 +84,11 @@ class RunTask:
             target=target,
             series_cap=series_cap,
         )
+
+    @property
+    def placed(self) -> bool:
+        """A placement's run (its spec holds the one placement; a scheduler's holds none)."""
+        return bool(self.spec.get("placements"))
 
     @property
     def run_name(self) -> str:
@@ -157,6 +163,8 @@ def _execute(
         from heraldbench.platform.placing import place_entry
 
         return _plain(place_entry(spec, 0)), {}
+    if task.action == "train" and spec.placements:  # a placement's run: its one entry
+        return _train_placement(spec), {}
     _warm_up(spec, on_stage)
     if task.action == "train":
         return _train(task, spec, sched, progress)
@@ -228,6 +236,16 @@ def _train(
     return _plain(result), {k: np.asarray(v) for k, v in run.series.items()}
 
 
+def _train_placement(spec: Any) -> dict[str, Any]:
+    """Train the spec's one placement (``platform.placement_training``), torch on the worker's
+    threads as a scheduler's training is."""
+    from heraldbench.platform.placement_training import train_placement_entry
+    from heraldbench.platform.train import configure_threads
+
+    configure_threads(threads=_worker_threads())
+    return _plain(train_placement_entry(spec))
+
+
 def _worker_threads() -> int | None:
     try:
         from distributed import get_worker
@@ -262,7 +280,7 @@ class _Tracker:
             "heraldbench.point": self.task.point,
             "heraldbench.seed": str(self.task.seed),
             "heraldbench.scheduler": self.task.label,
-            "heraldbench.paradigm": "placement" if self.task.action == "place" else "scheduler",
+            "heraldbench.paradigm": "placement" if self.task.placed else "scheduler",
             "heraldbench.key": self.task.key,
             "heraldbench.worker": str(self.record.worker),
         }
@@ -279,8 +297,7 @@ class _Tracker:
             )
         self.record.run_id = run.info.run_id
         spec = dict(self.task.spec)
-        entry = ("placements", "placement.") if self.task.action == "place" else \
-            ("schedulers", "scheduler.")
+        entry = ("placements", "placement.") if self.task.placed else ("schedulers", "scheduler.")
         params = {
             **flatten({k: v for k, v in spec.items() if k not in ("schedulers", "placements")}),
             **flatten(spec[entry[0]][0], entry[1]),

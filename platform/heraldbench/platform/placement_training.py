@@ -27,9 +27,26 @@ from heraldbench.platform.placements.stats import stats_of_batches
 from heraldbench.platform.placing import topology_of
 from heraldbench.platform.spec import ExperimentSpec, TrainSpec
 
-__all__ = ["placements_table", "train_placements"]
+__all__ = ["placements_table", "train_placement_entry", "train_placements"]
 
 _PHASES = ("forward", "backward", "sync")
+
+
+def train_placement_entry(spec: ExperimentSpec, index: int = 0) -> dict[str, Any]:
+    """``spec.placements[index]`` trained on the spec's training split, as one run of a
+    submission: the placement's counted figures on that split (``placing.place_entry``: bytes
+    per tier, modelled comm time, memory, load balance) with the training's (held-out metrics,
+    bytes its ranks moved, whether they equal the counted ones) under ``trained``; its
+    ``metrics`` at the top, as a trained scheduler's are."""
+    from heraldbench.platform.placing import place_entry
+    from heraldbench.platform.train import training_split
+
+    trace = spec.dataset.open()
+    split = training_split(spec, trace)
+    counted = place_entry(spec, index, split[0])
+    [trained] = train_placements(spec.model_copy(update={"placements": [spec.placements[index]]}),
+                                 split)  # fmt: skip
+    return {**counted, "metrics": trained["metrics"], "trained": trained}
 
 
 def train_placements(spec: ExperimentSpec, split: tuple[TraceSource, SampleChunk],
