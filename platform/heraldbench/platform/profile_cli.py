@@ -65,6 +65,10 @@ def profile_cluster_command(
               f"{c.all_to_all_gbit_s:.2f} Gbit/s, all_reduce {c.allreduce_latency_us:.1f} us + "
               f"{c.allreduce_gbit_s:.2f} Gbit/s, compute {profile.compute.us_per_sample:.2f} "
               "us/sample", highlight=False)  # type: ignore[union-attr]  # fmt: skip
+    if document.get("intra_host"):
+        out.print(f"  inside a host (rank 0 and a rank of its host): "
+                  f"{profile.intra_host_latency_us:.1f} us + {profile.intra_host_gbit_s:.2f} "
+                  "Gbit/s, the tier placements use within a host", highlight=False)  # fmt: skip
     if links is not None:
         err.print(f"measured on shaped links ({links.describe()})")
     err.print(f"use it with `time_profile: {out_path}` in a spec")

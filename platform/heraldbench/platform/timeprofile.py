@@ -5,7 +5,8 @@ The file (``format: heraldbench-time-profile``, ``version: 1``)::
 
     name: measured-vm-2r
     provenance: {host, ranks, backend, torch, date, threads_per_rank, ...}
-    point_to_point: {latency_us, bandwidth_gbit_s}   # send/recv, rank 0 <-> rank 1
+    point_to_point: {latency_us, bandwidth_gbit_s}   # send/recv, rank 0 <-> another host's
+    intra_host: {latency_us, bandwidth_gbit_s}       # send/recv within rank 0's host (if two)
     all_to_all: {latency_us, bandwidth_gbit_s}       # all_to_all_single, vs bytes a rank sends
     exchange: {latency_us, bandwidth_gbit_s}         # a round inside the trainer's loop, same x
     all_reduce: {latency_us, bandwidth_gbit_s}       # vs payload; latency inside the loop
@@ -92,6 +93,9 @@ class _Document(_Strict):
     #: the push's deltas), timed inside its loop; the model's rounds use it when present, else
     #: the bare all_to_all.
     exchange: LinkFit | None = None
+    #: Send/recv between two ranks of rank 0's host, where it has two: the tier placements'
+    #: all-to-alls use within a host (absent: the time model's default inside a host).
+    intra_host: LinkFit | None = None
     compute: _Compute
     trainer: _Trainer
     overlap: bool = False
@@ -192,10 +196,14 @@ def to_hardware_profile(doc: _Document, source: str) -> HardwareProfile:
         replicated_us=c.replicated_us,
         replicated_us_per_row=c.replicated_us_per_row,
     )
+    inside = {} if doc.intra_host is None else {
+        "intra_host_gbit_s": doc.intra_host.bandwidth_gbit_s,
+        "intra_host_latency_us": doc.intra_host.latency_us}  # fmt: skip
     return HardwareProfile(
         name=doc.name, bandwidth_gbit_s=doc.all_to_all.bandwidth_gbit_s,
         latency_us=doc.all_to_all.latency_us, overlap=doc.overlap, compute=compute,
         source=f"measured by heraldbench profile-cluster ({source})", collectives=collectives,
+        **inside,
     )  # fmt: skip
 
 

@@ -147,3 +147,24 @@ def test_profile_cluster_refuses_a_bad_link_with_exit_status_2(tmp_path):
                               check=False, capture_output=True, text=True, timeout=300)  # fmt: skip
         assert done.returncode == 2, done.stderr
         assert message in " ".join(done.stderr.split()), done.stderr
+
+
+@needs_namespaces
+def test_profile_cluster_measures_both_tiers_of_shaped_hosts():
+    """Two hosts of two ranks: rank 0's ping-pong with rank 1 crosses the inside link, with
+    rank 2 the link between hosts; each fit's bandwidth is its shaper's rate, within the token
+    bucket's burst and the veth's own work."""
+    from heraldbench.platform.distributed.profiling import DEFAULTS, profile_cluster
+    from heraldbench.platform.timeprofile import to_hardware_profile, _Document
+
+    options = DEFAULTS | {"model": "small", "batch_size": 16, "sizes": [256 << 10, 1 << 20],
+                          "loop_rows": [64, 256], "loop_iterations": 2,
+                          "replicated_rows": [64, 256]}  # fmt: skip
+    links = Links(parse_link("20mbit"), ranks_per_host=2, inside=parse_link("80mbit"))
+    document = profile_cluster(options, 4, links=links, timeout_s=600)
+    between, inside = document["point_to_point"], document["intra_host"]
+    assert 14 < between["bandwidth_gbit_s"] * 1e3 < 26, between
+    assert 56 < inside["bandwidth_gbit_s"] * 1e3 < 104, inside
+    profile = to_hardware_profile(_Document.model_validate(document), "test")
+    assert profile.intra_host_gbit_s == inside["bandwidth_gbit_s"]
+    assert leftover_namespaces(os.getpid()) == []

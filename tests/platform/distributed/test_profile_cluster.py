@@ -18,6 +18,9 @@ def test_two_rank_profile_is_usable_by_the_time_model(tmp_path) -> None:
     assert document["trainer"]["dense_allreduce_bytes"] > 0
     hw = load_time_profile(save_time_profile(tmp_path / "p.yaml", document))
     assert hw.compute.us_per_sample > 0 and hw.collectives.allreduce_gbit_s > 0
+    # Both ranks on this machine: the tier inside a host is theirs, read back into the profile.
+    assert document["sweep"]["send_recv_intra"] == document["sweep"]["send_recv"]
+    assert hw.intra_host_gbit_s == document["intra_host"]["bandwidth_gbit_s"] > 0
     est = model_time({"miss_pull": [100.0, 10.0]}, workers=2, batch_size=32, embedding_dim=16,
                      profile=hw)  # fmt: skip
     assert est.total_s > 0 and est.iterations == 2
@@ -72,3 +75,14 @@ def test_one_slow_point_of_the_loop_does_not_set_the_all_reduce_latency_or_compu
     swept = doc["all_reduce"]["bandwidth_gbit_s"] * 1e9 / 8
     assert doc["all_reduce"]["latency_us"] == pytest.approx((4e-3 - 50000 / swept) * 1e6)
     assert doc["compute"]["us_per_sample"] == pytest.approx(20.0)
+
+
+@pytest.mark.parametrize(("hosts", "peers"), [
+    ([0, 0, 1, 1], (2, 1)),            # two hosts of two: across to rank 2, inside to rank 1
+    ([0, 1, 2, 3], (1, None)),         # a host a rank: nothing inside
+    (["vm", "vm"], (1, 1)),            # one machine: the same pair is both
+])  # fmt: skip
+def test_rank_0_measures_a_peer_on_another_host_and_one_on_its_own(hosts, peers) -> None:
+    from heraldbench.platform.distributed._probe import peers_of
+
+    assert peers_of(hosts) == peers

@@ -100,8 +100,9 @@ def _local(options: dict[str, Any], world: int, timeout_s: float,
     threads = max(1, (os.cpu_count() or 1) // world)  # as launch_local gives the trainer's ranks
     with rank_network(links, world) as network, \
             tempfile.TemporaryDirectory(prefix="heraldbench-profile-") as folder:  # fmt: skip
-        job = {"options": options, "world": world, "master": master_address(network),
-               "threads": threads}  # fmt: skip
+        hosts = None if links is None else [r // links.ranks_per_host for r in range(world)]
+        job = {"options": options | {"hosts": hosts}, "world": world,
+               "master": master_address(network), "threads": threads}  # fmt: skip
         root = Path(folder)
         (root / "job.json").write_text(json.dumps(job))
         logs = [open(root / f"rank-{rank}.log", "wb") for rank in range(world)]  # noqa: SIM115
@@ -169,6 +170,8 @@ def profile_document(result: dict[str, Any], options: dict[str, Any], ranks: int
             for name, key in (("point_to_point", "send_recv"), ("all_to_all", "all_to_all"),
                               ("all_reduce", "all_reduce"), ("exchange", "round"))}  # fmt: skip
     fits["all_reduce"] = _in_iteration(fits["all_reduce"], sweep["iteration_allreduce"])
+    if sweep.get("send_recv_intra"):  # two ranks share rank 0's host: the tier inside a host
+        fits["intra_host"] = fit_link(*zip(*sweep["send_recv_intra"], strict=True)).model_dump()
     compute = [float(seconds) / batch for batch, seconds in sweep["iteration_compute"]]
     replicated = _replicated_fit(sweep["replicated"])
     hosts = sorted(set(result["hosts"]))
