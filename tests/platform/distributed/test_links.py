@@ -155,7 +155,7 @@ def test_profile_cluster_measures_both_tiers_of_shaped_hosts():
     rank 2 the link between hosts; each fit's bandwidth is its shaper's rate, within the token
     bucket's burst and the veth's own work."""
     from heraldbench.platform.distributed.profiling import DEFAULTS, profile_cluster
-    from heraldbench.platform.timeprofile import to_hardware_profile, _Document
+    from heraldbench.platform.timeprofile import _Document, to_hardware_profile
 
     options = DEFAULTS | {"model": "small", "batch_size": 16, "sizes": [256 << 10, 1 << 20],
                           "loop_rows": [64, 256], "loop_iterations": 2,
