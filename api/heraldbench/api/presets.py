@@ -16,6 +16,13 @@ _SMALL = {"kind": "synthetic", "profile": "criteo-kaggle", "samples": 200_000, "
           "seed": 1}
 
 
+def _movielens(samples: int, **features: Any) -> dict[str, Any]:
+    """The movielens-100k workload with each user's last 20 items as a sequence feature."""
+    sequence = {"sequence": {"user": "user", "item": "item", "length": 20}}
+    return {"kind": "synthetic", "profile": "movielens-100k", "samples": samples, "scale": 1.0,
+            "seed": 1, "features": {**features, **sequence}}
+
+
 def _table1() -> dict[str, Any]:
     # Same as examples/table1.yaml: Herald's Table 1 on the criteo-kaggle workload.
     return {
@@ -81,10 +88,7 @@ def _sequence_and_placements() -> dict[str, Any]:
     every placement in one comparison."""
     return {
         "name": "sequence-and-placements",
-        "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": 200_000,
-                    "scale": 1.0, "seed": 1,
-                    "features": {"multi_hot": {"sizes": {"item": 3}, "pooling": "mean"},
-                                 "sequence": {"user": "user", "item": "item", "length": 20}}},
+        "dataset": _movielens(200_000, multi_hot={"sizes": {"item": 3}, "pooling": "mean"}),
         "cluster": {"workers": 4, "batch_size": 128, "hosts": 2, "devices_per_host": 2},
         "cache": {"ratio": 0.5},
         "embedding_dim": 64,
@@ -99,9 +103,7 @@ def _tune_flexshard() -> dict[str, Any]:
     memory on a sequence workload."""
     return {
         "name": "tune-flexshard",
-        "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": 100_000,
-                    "scale": 1.0, "seed": 1,
-                    "features": {"sequence": {"user": "user", "item": "item", "length": 20}}},
+        "dataset": _movielens(100_000),
         "cluster": {"workers": 8, "batch_size": 64, "hosts": 2, "devices_per_host": 4},
         "cache": {"ratio": 0.5},
         "schedulers": [{"kind": "naive"}],

@@ -98,13 +98,20 @@ def _checked_entry(spec: Any, tuning: TuningSpec, problems: list[InitErrorDetail
 
 def _check_knob(entry: Any, knob: str, name: str, rng: ParamRange, problems: list) -> None:
     knobs = [k for k in type(entry).model_fields if k != "kind"]
+    _check_entry_knob(entry, entry.model_dump(), knobs, knob, name, rng, problems)
+
+
+def _check_entry_knob(entry: Any, document: dict[str, Any], knobs: list[str], knob: str,
+                      name: str, rng: ParamRange, problems: list) -> None:  # fmt: skip
+    """``knob`` must be one of the entry's ``knobs``, and the entry (``document``, its fields)
+    valid with it at both ends of its range and at every choice."""
     if knob not in knobs:
         message = f"{entry.kind} has no knob {knob!r}; its knobs: {', '.join(knobs) or 'none'}"
         problems.append(_problem(("space", name), message, knob))
         return
     for where, value in rng.probes():
         try:
-            type(entry).model_validate({**entry.model_dump(), knob: value})
+            type(entry).model_validate({**document, knob: value})
         except ValidationError as exc:
             hint = "" if where else " (a float range: give integer ends for an integer knob)"
             problems.append(_problem(("space", name, *where), _first(exc) + hint, value))
@@ -185,16 +192,8 @@ def _check_placement_knob(entry: Any, knob: str, name: str, rng: ParamRange,
     from heraldbench.platform.placement_spec import knob_defaults
 
     knobs = [k for k in knob_defaults(entry.kind) if k not in ("args", "kwargs")]
-    if knob not in knobs:
-        message = f"{entry.kind} has no knob {knob!r}; its knobs: {', '.join(knobs) or 'none'}"
-        problems.append(_problem(("space", name), message, knob))
-        return
-    for where, value in rng.probes():
-        try:
-            type(entry).model_validate({"kind": entry.kind, **entry.knobs(), knob: value})
-        except ValidationError as exc:
-            hint = "" if where else " (a float range: give integer ends for an integer knob)"
-            problems.append(_problem(("space", name, *where), _first(exc) + hint, value))
+    document = {"kind": entry.kind, **entry.knobs()}
+    _check_entry_knob(entry, document, knobs, knob, name, rng, problems)
 
 
 # --- the metrics -----------------------------------------------------------------------------
