@@ -65,6 +65,10 @@ SUBMISSION_RULES = re.compile("|".join([
     r"bytes on a device for the tables'",
     # the cluster's hosts and devices, a spec's placements and its baseline
     r"cluster\.hosts", r"placement '[\w-]+': ", r"neither a listed scheduler nor a listed placement",
+    r"[\w-]+ does not fit: ",
+    # a placement study: its entry, its names, its mode and the metrics it measures
+    r"a placement study", r"name the placements entry", r"placements \(\[", r"study measures",
+    r"a study tunes one scheduler or one placement", r"modelled without overlap",
 ]))
 
 

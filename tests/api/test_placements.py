@@ -46,6 +46,31 @@ def test_a_training_trains_the_placements_too(api_sqlite) -> None:
     assert runs["row-wise"]["side_by_side"]["relative"]["bytes"] == 1.0
 
 
+def test_an_exact_plan_over_device_memory_is_422_before_anything_runs(api_sqlite) -> None:
+    """Above row-wise's even share but below table-wise's largest table: the lower bound passes,
+    the exact table-wise plan (made of the tables alone, no statistics needed) does not."""
+    from heraldbench.platform.placements import create
+    from heraldbench.platform.placements.memory import memory_use
+    from heraldbench.platform.placements.runs import tables_of
+    from heraldbench.platform.placing import topology_of
+    from heraldbench.platform.spec import parse_spec
+
+    spec = tiny_spec(**PLACED)
+    parsed = parse_spec(spec)
+    tables = tables_of(parsed.dataset.open(), parsed.embedding_dim)
+    row_wise = create("row-wise").place(tables, topology_of(parsed.cluster))
+    even = int(memory_use(row_wise).device.max())  # row-wise's plan fits exactly
+    spec["cluster"] = {**PLACED["cluster"], "device_memory": even}
+    spec["placements"] = [{"kind": "row-wise"}, {"kind": "table-wise"}]
+    response = api_sqlite.post("/api/experiments", json=spec)
+    assert response.status_code == 422, response.text
+    (problem,) = response.json()["detail"]
+    assert problem["field"] == "placements.1"
+    assert "table-wise does not fit" in problem["message"]
+    assert f"cluster.device_memory = {even:,} bytes" in problem["message"]
+    assert api_sqlite.get("/api/experiments").json()["count"] == 0
+
+
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"cluster": {"workers": 2, "hosts": 2, "devices_per_host": 2}}, "cluster",
      "cluster.hosts × cluster.devices_per_host = 2 × 2 = 4, but cluster.workers is 2"),

@@ -105,7 +105,7 @@ def test_a_plan_within_the_bound_but_over_memory_exits_2_with_nothing_written(
             "cluster": {**SPEC["cluster"], "device_memory": even + 1}}
     done = _cli(tmp_path, spec, "simulate", "--json")
     assert done.returncode == 2 and done.stdout == ""
-    assert "placements.0 (table-wise) does not fit" in done.stderr
+    assert "placements.0: table-wise does not fit: table 'C" in done.stderr
 
 
 def test_place_reads_the_cluster_from_the_spec(tmp_path: Path) -> None:

@@ -43,6 +43,8 @@ class TraceFacts:
     tables: int | None
     total_rows: int | None
     samples: int | None
+    #: Rows of each table, where the spec tells them (a placement's exact plan is made of them).
+    table_rows: tuple[int, ...] | None = None
 
 
 def check_dataset_file(dataset: Any, field: str = "dataset.path") -> None:
@@ -82,7 +84,7 @@ def trace_facts(dataset: Any) -> TraceFacts:
 
     ids = sum(multi_hot_widths(features.multi_hot, names)) if features.multi_hot else len(names)
     if features.sequence is None:
-        return TraceFacts(ids, facts.total_rows, facts.samples)
+        return TraceFacts(ids, facts.total_rows, facts.samples, facts.table_rows)
     # the history table's rows and the samples kept are known once the log is read
     return TraceFacts(ids + features.sequence.length, None, None)
 
@@ -90,14 +92,15 @@ def trace_facts(dataset: Any) -> TraceFacts:
 def _one_hot_facts(dataset: Any) -> TraceFacts:
     kind = getattr(dataset, "kind", None)
     if kind == "synthetic-criteo":
-        return TraceFacts(_CRITEO_FIELDS, sum(dataset.table_sizes()), dataset.samples)
+        sizes = tuple(int(n) for n in dataset.table_sizes())
+        return TraceFacts(_CRITEO_FIELDS, sum(sizes), dataset.samples, sizes)
     if kind == "synthetic":
         from heraldbench.platform.data.workload.model import table_sizes
 
         profile = dataset.load()
         horizon = max(dataset.samples, math.ceil(dataset.scale * profile.reference_samples))
         sizes = table_sizes(profile, horizon, dataset.scale)
-        return TraceFacts(len(sizes), sum(sizes), dataset.samples)
+        return TraceFacts(len(sizes), sum(sizes), dataset.samples, tuple(int(n) for n in sizes))
     if kind == "prepared":
         from heraldbench.platform.data.prepared import read_manifest
 
@@ -105,8 +108,8 @@ def _one_hot_facts(dataset: Any) -> TraceFacts:
         samples = int(manifest["samples"])
         if dataset.max_samples is not None:
             samples = min(samples, dataset.max_samples)
-        rows = sum(int(t["rows"]) for t in manifest["tables"])
-        return TraceFacts(len(manifest["tables"]), rows, samples)
+        rows = tuple(int(t["rows"]) for t in manifest["tables"])
+        return TraceFacts(len(rows), sum(rows), samples, rows)
     samples = getattr(dataset, "max_samples", None)
     return TraceFacts(_CRITEO_FIELDS if kind == "criteo-tsv" else None, None, samples)
 
@@ -190,9 +193,10 @@ def check_runnable(
 
 
 def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | None) -> None:
-    """Refuse a placement no plan of which fits the cluster's memory (the exact plan is checked
-    when it is placed, on the trace's statistics); ``entries``: where each placement is in the
-    submitted document (default ``placements.<i>``)."""
+    """Refuse a placement no plan of which fits the cluster's memory, and one whose exact plan
+    does not where the plan needs no access statistics and the tables' rows are known (else
+    the exact plan is checked when it is placed, on the trace's statistics); ``entries``: where
+    each placement is in the submitted document (default ``placements.<i>``)."""
     placements = getattr(spec, "placements", None)
     if not placements or facts.total_rows is None:
         return
@@ -211,6 +215,31 @@ def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | Non
                 f"least {least:,} bytes on a device "
                 f"for the tables' {facts.total_rows:,} rows at dim {spec.embedding_dim}, above "
                 f"cluster.device_memory = {topology.device_memory_bytes:,} bytes")
+        if facts.table_rows is not None:
+            where = entries[index] if entries else f"placements.{index}"
+            _check_exact_plan(spec, entry, facts.table_rows, topology, where)
+
+
+def _check_exact_plan(spec: Any, entry: Any, rows: tuple[int, ...], topology: Any,
+                      where: str) -> None:  # fmt: skip
+    """The plan of a placement that needs no statistics, made of the tables alone, must fit."""
+    from heraldbench.platform.exceptions import CapacityError
+    from heraldbench.platform.placement_spec import run_knobs
+    from heraldbench.platform.placements import TableInfo, create
+    from heraldbench.platform.placements.memory import check_fits
+
+    knobs = run_knobs(entry.kind, entry.knobs(), spec.cluster.batch_size)
+    algorithm = create(entry.kind, **knobs)
+    if algorithm.needs_stats:
+        return
+    names = table_names(spec.dataset) or [f"table {i}" for i in range(len(rows))]
+    tables = tuple(TableInfo(name, n, spec.embedding_dim) for name, n in zip(names, rows, strict=True))
+    try:
+        check_fits(algorithm.place(tables, topology))
+    except CapacityError as exc:
+        raise SpecError(f"{where}: {entry.label()} does not fit: {exc} (cluster.device_memory = "
+                        f"{topology.device_memory_bytes:,} bytes, cluster.host_memory = "
+                        f"{topology.host_memory_bytes:,} bytes)") from None
 
 
 def _check_time_profile(spec: Any) -> None:
