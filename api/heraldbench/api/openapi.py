@@ -249,8 +249,9 @@ def _grid_value(schema: Schema) -> Schema:
         inner.pop(key, None)
     single = _as_grid(inner) if _is_model(inner) else inner
     values = {"type": "array", "minItems": 1, "items": inner}
-    if _accepts(inner, "array"):  # a list-valued field: only a list of lists is an axis
-        values["items"] = {"type": "array", **{k: v for k, v in inner.items() if k != "anyOf"}}
+    if _accepts(inner, "array"):  # a list-valued field: only a list of its lists is an axis
+        lists = [o for o in inner.get("anyOf", [inner]) if o.get("type") == "array"]
+        values["items"] = lists[0] if len(lists) == 1 else {"anyOf": lists}
     grid: Schema = {"anyOf": [single, values]}
     if description:
         grid["description"] = description
