@@ -34,6 +34,8 @@ Run: ``python benchmarks/bench_instructions.py --simulator base=f3ab66d --simula
 --trainer base=bb93066 --trainer new=HEAD`` (about 2.5 hours on 2 cores; a valgrind run takes 1
 to 4 minutes, one at a time). ``--scratch DIR`` keeps the clones (their kernels compiled) and
 ``--log FILE`` each measured row, for a later run to reuse; ``--parts simulator`` measures one.
+A record leaving out a registered scheduler, a default trainer kind or a part names them
+(``settings.not_measured``) and is marked ``partial``.
 """
 
 from __future__ import annotations
@@ -238,6 +240,18 @@ def _registered() -> list[str]:
     return list(registered())
 
 
+def not_measured(figures: dict) -> dict[str, list[str]]:
+    """Per part, the registered schedulers (simulator) or default kinds (trainer) this record
+    leaves out: a record with any is partial."""
+    wanted = {"simulator": ["generate-ids", *_registered()], "trainer": list(TRAINER_KINDS)}
+    missing = {}
+    for part, kinds in wanted.items():
+        done = {row["scheduler"] for row in figures.get(part, {}).get("verdicts", [])}
+        if left := [kind for kind in kinds if kind not in done]:
+            missing[part] = left
+    return missing
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--simulator", action="append", default=[], metavar="NAME=REV")
@@ -265,6 +279,8 @@ def main() -> None:
     if "trainer" in args.parts and len(args.trainer) > 1:
         figures["trainer"] = part_figures("trainer", "sample trained", args.trainer_schedulers,
                                           args.trainer, trainer_command, args, log)
+    figures["settings"]["not_measured"] = not_measured(figures)
+    figures["partial"] = bool(figures["settings"]["not_measured"])
     print(json.dumps(figures, indent=1))
     print(write_record("instructions", figures, doc=" ".join(" ".join(_PURPOSE).split())))
 
