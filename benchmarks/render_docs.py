@@ -146,6 +146,30 @@ def sequence_claims(all_records: dict[str, dict[str, Any]]) -> str:
             + ".\n\nMeasured by " + provenance(record) + ".")
 
 
+def _verdict_rows(label: str, verdicts: list[dict], names: list[str], budget: float,
+                  kinds: list[str] | None = None) -> list[dict[str, str]]:
+    """bench_instructions.py's verdict rows of commits ``names`` (the first the base)."""
+    rows, base = [], names[0]
+    for name in names[1:]:
+        for row in verdicts:
+            if kinds is not None and row["scheduler"] not in kinds:
+                continue
+            ratio = row[f"{name}/{base}"]
+            alone = row.get(f"{name}/{base} without generation")
+            worst = max(r for r in (ratio, alone) if r is not None)
+            rows.append({
+                "part": label, "scheduler": f"`{row['scheduler']}`",
+                f"{base} Ir/unit": f"{row[f'Ir/unit {base}']:,.1f}",
+                f"{name} Ir/unit": f"{row[f'Ir/unit {name}']:,.1f}",
+                f"{name}/{base}": f"{ratio:.4f}",
+                "without generation": "–" if alone is None else f"{alone:.4f}",
+                "N→2N, 2N→3N": row[f"{name}/{base} N→2N, 2N→3N"],
+                "halves differ": f"{row['halves differ']:.2%}",
+                f"≤ {1 + budget:g}": "pass" if worst <= 1 + budget else f"**{worst - 1:+.1%}**",
+            })  # fmt: skip
+    return rows
+
+
 def instructions_verdict(all_records: dict[str, dict[str, Any]]) -> str:
     """Each part's marginal instructions per unit of work, commit against the first (base), the
     halves' spread and the verdict against the budget (bench_instructions.py)."""
@@ -158,26 +182,20 @@ def instructions_verdict(all_records: dict[str, dict[str, Any]]) -> str:
         if entry is None:
             continue
         names = list(entry["commits"])
-        base = names[0]
-        for name in names[1:]:
-            for row in entry["verdicts"]:
-                ratio = row[f"{name}/{base}"]
-                alone = row.get(f"{name}/{base} without generation")
-                worst = max(r for r in (ratio, alone) if r is not None)
-                rows.append({
-                    "part": part, "scheduler": f"`{row['scheduler']}`",
-                    f"{base} Ir/unit": f"{row[f'Ir/unit {base}']:,.1f}",
-                    f"{name} Ir/unit": f"{row[f'Ir/unit {name}']:,.1f}",
-                    f"{name}/{base}": f"{ratio:.4f}",
-                    "without generation": "–" if alone is None else f"{alone:.4f}",
-                    "N→2N, 2N→3N": row[f"{name}/{base} N→2N, 2N→3N"],
-                    "halves differ": f"{row['halves differ']:.2%}",
-                    f"≤ {1 + budget:g}": "pass" if worst <= 1 + budget else
-                    f"**{worst - 1:+.1%}**"})  # fmt: skip
+        rows += _verdict_rows(part, entry["verdicts"], names, budget)
         repeat = ", ".join(f"{k} {v:+.4%}" for k, v in entry["repeat_difference"].items())
+        repeat = f"a repeated case's count differed by {repeat}" if repeat else "not repeated"
         commits = ", ".join(f"{k} {v}" for k, v in entry["commits"].items())
-        notes.append(f"{part}: commits {commits}; unit: {entry['unit']}; a repeated case's "
-                     f"count differed by {repeat}")
+        notes.append(f"{part}: commits {commits}; unit: {entry['unit']}; {repeat}")
+        check = entry.get("layout_check")
+        if check:
+            many = check["spellings"]
+            label = f"{part}, {'median' if many > 2 else 'mean'} of {many} layouts"
+            rows += _verdict_rows(label, check["verdicts"], names, budget, check["kinds"])
+            widest = max(check["count_range"].items(), key=lambda item: item[1])
+            notes.append(f"{label}: {', '.join(check['kinds'])} at every size with the fraction "
+                         f"written {many} ways (the same work); the counts of a case differed "
+                         f"by up to {widest[1]:,} ({widest[0]})")
     missing = figures["settings"].get("not_measured")
     if missing:
         notes.append("**partial**: not measured: " + "; ".join(
