@@ -243,10 +243,10 @@ def layout_check(rows: list[dict], kinds: list[str], trees: list[tuple[str, Path
                  names: list[str], args: argparse.Namespace, log: Log,
                  minus: str | None) -> dict:  # fmt: skip
     """``kinds``' cases again at every size with the fraction written with one (and two) more
-    zeros: the same work in another memory layout of the process (CPython's caches of type
-    attributes are keyed by addresses, so a count moves by some 10 M instructions with the
-    layout). Each size's count is the median of the spellings (of two: their mean); verdicts on
-    those."""
+    zeros: the same work in a process otherwise laid out (the interpreter's own work around the
+    compiled kernels, dictionary and type-attribute lookups above all, was seen to move with
+    such a detail). Each size's count is the median of the spellings (of two: their mean);
+    verdicts on those."""
     spelled = []
     for kind in kinds:
         for tree in trees:
@@ -294,7 +294,7 @@ def main() -> None:
     parser.add_argument("--schedulers", nargs="+", default=None, help="default: all registered")
     parser.add_argument("--trainer-schedulers", nargs="+", default=list(TRAINER_KINDS))
     parser.add_argument("--respell", nargs="+", default=[], metavar="SCHEDULER",
-                        help="simulator's cases also measured in other memory layouts")
+                        help="simulator's cases also measured with the fraction respelled")
     parser.add_argument("--spellings", type=int, choices=(2, 3), default=3,
                         help="layouts of --respell's cases: the fraction written 2 or 3 ways")
     parser.add_argument("--skip-repeat", nargs="+", default=[], metavar="PART",
