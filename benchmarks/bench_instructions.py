@@ -34,12 +34,15 @@ Run: ``python benchmarks/bench_instructions.py --simulator base=f3ab66d --simula
 --trainer base=bb93066 --trainer new=HEAD`` (about 2.5 hours on 2 cores; a valgrind run takes 1
 to 4 minutes, one at a time). ``--scratch DIR`` keeps the clones (their kernels compiled) and
 ``--log FILE`` each measured row, for a later run to reuse; ``--parts simulator`` measures one.
+A record leaving out a registered scheduler, a default trainer kind or a part names them
+(``settings.not_measured``) and is marked ``partial``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -168,7 +171,7 @@ def measure(part: str, kinds: list[str], trees: list[tuple[str, Path, str]], com
                 command = command_of(kind, multiple, args)
                 rows.append({**measure_case(part, kind, tree, command, log, args.scratch),
                              "multiple": multiple})  # fmt: skip
-    for tree in trees:
+    for tree in trees if part not in args.skip_repeat else []:
         command = command_of(kinds[-1], MULTIPLES[0], args)
         rows.append({**measure_case(part, kinds[-1], tree, command, log, args.scratch, 1),
                      "multiple": 0})  # fmt: skip
@@ -226,16 +229,61 @@ def part_figures(part: str, unit: str, kinds: list[str], given: list[str], comma
         trees.append((name, *checkout(rev, args.scratch)))
     rows = measure(part, kinds, trees, command_of, args, log)
     names = [name for name, _, _ in trees]
-    return {"unit": unit, "commits": {name: commit for name, _, commit in trees},
-            "verdicts": verdicts(rows, names, minus), "repeat_difference": repeats(rows),
-            "runs": [{k: r[k] for k in ("scheduler", "tree", "multiple", "work", "ir",
-                                        "valgrind_seconds")} for r in rows]}  # fmt: skip
+    figures = {"unit": unit, "commits": {name: commit for name, _, commit in trees},
+               "verdicts": verdicts(rows, names, minus), "repeat_difference": repeats(rows)}
+    respell = [kind for kind in args.respell if kind in kinds] if part == "simulator" else []
+    if respell:
+        figures["layout_check"] = layout_check(rows, respell, trees, names, args, log, minus)
+    figures["runs"] = [{k: r[k] for k in ("scheduler", "tree", "multiple", "work", "ir",
+                                          "valgrind_seconds")} for r in rows]  # fmt: skip
+    return figures
+
+
+def layout_check(rows: list[dict], kinds: list[str], trees: list[tuple[str, Path, str]],
+                 names: list[str], args: argparse.Namespace, log: Log,
+                 minus: str | None) -> dict:  # fmt: skip
+    """``kinds``' cases again at every size with the fraction written with one (and two) more
+    zeros: the same work in a process otherwise laid out (the interpreter's own work around the
+    compiled kernels, dictionary and type-attribute lookups above all, was seen to move with
+    such a detail). Each size's count is the median of the spellings (of two: their mean);
+    verdicts on those."""
+    spelled = []
+    for kind in kinds:
+        for tree in trees:
+            for multiple in MULTIPLES:
+                for zeros in ("0", "00")[:args.spellings - 1]:
+                    command = simulator_command(kind, multiple, args)
+                    command[command.index("--one") + 1] += zeros
+                    spelled.append({**measure_case("simulator", kind, tree, command, log,
+                                                   args.scratch), "multiple": multiple})
+    groups: dict[tuple, list[dict]] = {}
+    for row in [*rows, *spelled]:
+        if row["scheduler"] in kinds and row["multiple"] in MULTIPLES:
+            groups.setdefault((row["scheduler"], row["tree"], row["multiple"]), []).append(row)
+    medians = [{**g[0], "ir": statistics.median(r["ir"] for r in g)} for g in groups.values()]
+    others = [r for r in rows if r["scheduler"] == minus and r["multiple"] in MULTIPLES]
+    return {"kinds": kinds, "spellings": args.spellings,
+            "count_range": {f"{k} {t} {m}N": max(r["ir"] for r in g) - min(r["ir"] for r in g)
+                            for (k, t, m), g in groups.items()},
+            "verdicts": verdicts([*others, *medians], names, minus)}  # fmt: skip
 
 
 def _registered() -> list[str]:
     from heraldbench.platform.schedulers import registered
 
     return list(registered())
+
+
+def not_measured(figures: dict) -> dict[str, list[str]]:
+    """Per part, the registered schedulers (simulator) or default kinds (trainer) this record
+    leaves out: a record with any is partial."""
+    wanted = {"simulator": ["generate-ids", *_registered()], "trainer": list(TRAINER_KINDS)}
+    missing = {}
+    for part, kinds in wanted.items():
+        done = {row["scheduler"] for row in figures.get(part, {}).get("verdicts", [])}
+        if left := [kind for kind in kinds if kind not in done]:
+            missing[part] = left
+    return missing
 
 
 def main() -> None:
@@ -245,6 +293,12 @@ def main() -> None:
     parser.add_argument("--parts", nargs="+", default=["simulator", "trainer"])
     parser.add_argument("--schedulers", nargs="+", default=None, help="default: all registered")
     parser.add_argument("--trainer-schedulers", nargs="+", default=list(TRAINER_KINDS))
+    parser.add_argument("--respell", nargs="+", default=[], metavar="SCHEDULER",
+                        help="simulator's cases also measured with the fraction respelled")
+    parser.add_argument("--spellings", type=int, choices=(2, 3), default=3,
+                        help="layouts of --respell's cases: the fraction written 2 or 3 ways")
+    parser.add_argument("--skip-repeat", nargs="+", default=[], metavar="PART",
+                        help="parts whose repeated case is left out (no repeat_difference)")
     parser.add_argument("--fraction", type=float, default=0.005, help="simulator's N (of Kaggle)")
     parser.add_argument("--scale", type=float, default=0.01, help="rows, of full cardinalities")
     parser.add_argument("--samples", type=int, default=2048, help="trainer's N")
@@ -265,6 +319,8 @@ def main() -> None:
     if "trainer" in args.parts and len(args.trainer) > 1:
         figures["trainer"] = part_figures("trainer", "sample trained", args.trainer_schedulers,
                                           args.trainer, trainer_command, args, log)
+    figures["settings"]["not_measured"] = not_measured(figures)
+    figures["partial"] = bool(figures["settings"]["not_measured"])
     print(json.dumps(figures, indent=1))
     print(write_record("instructions", figures, doc=" ".join(" ".join(_PURPOSE).split())))
 
