@@ -81,3 +81,20 @@ def test_each_trial_logs_the_placement_s_knobs_to_mlflow(study, mlflow_uri) -> N
         assert run.data.params["placement.kind"] == "flexshard"
         assert "placement.memory_headroom" in run.data.params
         assert run.data.metrics["device_memory"] > 0
+
+
+def test_a_scheduler_trial_measures_its_comm_time_too() -> None:
+    """``comm_time`` of a scheduler's trial is its modelled time's communication part, per
+    iteration, on every profile its run is modelled on."""
+    from heraldbench.pipelines.tune.measure import measure
+
+    spec = parse_spec({"name": "comm", "dataset": STUDY["dataset"],
+                       "cluster": {"workers": 2, "batch_size": 32}, "embedding_dim": 16,
+                       "schedulers": [{"kind": "herald"}], "lower_bound": False})  # fmt: skip
+    measured = measure(spec, None)
+    iterations = measured.result["iterations"]
+    for profile, estimate in measured.result["time"].items():
+        expected = estimate["comm_s"] / iterations * 1000.0
+        assert measured.metrics[f"comm_time.{profile}"] == pytest.approx(expected, rel=1e-12)
+        time = measured.metrics[f"time.{profile}"]  # comm alone, or overlapped: at most the time
+        assert 0 < measured.metrics[f"comm_time.{profile}"] <= time * (1 + 1e-12)
