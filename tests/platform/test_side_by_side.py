@@ -80,6 +80,8 @@ def test_simulate_prints_one_table_of_both(tmp_path: Path) -> None:
     ({"placements": [{"kind": "diagonal"}]}, ["placements.0", "unknown placement 'diagonal'"]),
     ({"placements": [{"kind": "flexshard", "headroom": 1}]},
      ["placements.0", "no knob 'headroom'", "memory_headroom"]),
+    ({"placements": [{"kind": "row-wise", "args": 1}]},  # no constructor of its own: no knobs
+     ["placements.0", "no knob 'args'; its knobs: none"]),
     ({"baseline": "table-wise"}, ["baseline", "'table-wise'"]),
 ])
 def test_bad_input_exits_2_naming_the_field(tmp_path: Path, change: dict, words: list) -> None:

@@ -163,7 +163,7 @@ def _execute(
         from heraldbench.platform.placing import place_entry
 
         return _plain(place_entry(spec, 0)), {}
-    if task.action == "train" and spec.placements:  # a placement's run: its one entry
+    if task.action == "train" and task.placed:
         return _train_placement(spec), {}
     _warm_up(spec, on_stage)
     if task.action == "train":

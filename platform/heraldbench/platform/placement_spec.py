@@ -29,9 +29,12 @@ _KNOB_VALUE = {"anyOf": [_NUMBER, {"type": ["string", "boolean", "null"]},
 
 
 def knob_defaults(kind: str) -> dict[str, Any]:
-    """The knobs of placement ``kind`` (its constructor's arguments) and their defaults."""
+    """The knobs of placement ``kind`` (its constructor's named arguments) and their defaults;
+    none for a placement without a constructor of its own (``object``'s takes ``*args``)."""
     parameters = inspect.signature(registered()[kind].__init__).parameters
-    return {name: p.default for name, p in parameters.items() if name != "self"}
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {name: p.default for name, p in parameters.items()
+            if name != "self" and p.kind not in variadic}  # fmt: skip
 
 
 def run_knobs(kind: str, knobs: dict[str, Any], batch_size: int) -> dict[str, Any]:

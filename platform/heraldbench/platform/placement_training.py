@@ -43,6 +43,9 @@ def train_placement_entry(spec: ExperimentSpec, index: int = 0) -> dict[str, Any
 
     trace = spec.dataset.open()
     split = training_split(spec, trace)
+    # Placed twice on purpose: the side-by-side row counts float32 rows, as a deployment
+    # trains, and the training places for its own dtype, whose rows (float64: twice the bytes)
+    # can change a plan bound by cluster.device_memory (RecShard's) or whether one fits at all.
     counted = place_entry(spec, index, split[0])
     [trained] = train_placements(spec.model_copy(update={"placements": [spec.placements[index]]}),
                                  split)  # fmt: skip

@@ -191,7 +191,7 @@ def _check_placement_knob(entry: Any, knob: str, name: str, rng: ParamRange,
                           problems: list) -> None:  # fmt: skip
     from heraldbench.platform.placement_spec import knob_defaults
 
-    knobs = [k for k in knob_defaults(entry.kind) if k not in ("args", "kwargs")]
+    knobs = list(knob_defaults(entry.kind))
     document = {"kind": entry.kind, **entry.knobs()}
     _check_entry_knob(entry, document, knobs, knob, name, rng, problems)
 

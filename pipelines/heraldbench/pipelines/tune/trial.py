@@ -131,11 +131,12 @@ def _evaluate(
         outcome.params = suggest(trial, spec.tuning)
         trial.set_user_attr("worker", outcome.worker)
         trial_spec = _trial_spec(spec, outcome.params)
-        log.start(trial_spec)
+        placed = tunes_placement(spec.tuning)
+        log.start(trial_spec, placed)
         if outcome.run_id is not None:
             trial.set_user_attr("mlflow_run_id", outcome.run_id)
         _configure_threads(trial_spec)
-        if tunes_placement(spec.tuning):
+        if placed:
             measurement = measure_placement(trial_spec, job.baseline)
         else:
             measurement = measure(

@@ -40,11 +40,13 @@ class TrialLog:
             return
         guarded(self.outcome, step, *args)
 
-    def start(self, spec: Any) -> None:
-        """The nested run, with the trial's effective spec and drawn values as params."""
-        self._guard(self._start, spec, needs_run=False)
+    def start(self, spec: Any, placed: bool = False) -> None:
+        """The nested run, with the trial's effective spec and drawn values as params; its one
+        tuned entry's knobs under ``placement.`` where the study tunes a placement (``placed``),
+        else under ``scheduler.``."""
+        self._guard(self._start, spec, placed, needs_run=False)
 
-    def _start(self, spec: Any) -> None:
+    def _start(self, spec: Any, placed: bool) -> None:
         from mlflow import MlflowClient
 
         target = self.job.target
@@ -63,8 +65,7 @@ class TrialLog:
         )
         self.client, self.outcome.run_id = client, run.info.run_id
         document = spec.model_dump(mode="json")
-        placed = any(name.startswith("placement.") for name in self.outcome.params)
-        tuned = "placements" if placed else "schedulers"  # the trial's one tuned entry
+        tuned = "placements" if placed else "schedulers"
         params = {
             **flatten({k: v for k, v in document.items() if k not in ("schedulers", "placements")}),
             **flatten(document[tuned][0], tuned[:-1] + "."),
