@@ -24,6 +24,9 @@ MIN evicting the dead key (one of its furthest-in-future choices) and loading th
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numba
 import numpy as np
 
@@ -50,20 +53,18 @@ def min_misses(
     new key (the worker's copy went dead); the rest are capacity misses.
     """
     out = np.zeros((workers, 3), np.int64)
-    _all_workers(rows, masks, next_use, starts, workers, num_rows, capacity, out)
+
+    def one(w: int) -> None:
+        out[w] = _one_worker(rows, masks, next_use, starts, w, num_rows, capacity)
+
+    # Workers in threads (the kernel releases the GIL), not numba's parallel loop: its compiling
+    # cost a fresh checkout seconds and compiled the kernel twice.
+    with ThreadPoolExecutor(min(workers, os.cpu_count() or 1)) as pool:
+        list(pool.map(one, range(workers)))
     return out
 
 
-@numba.njit(cache=True, parallel=True)
-def _all_workers(rows, masks, next_use, starts, workers, num_rows, capacity,
-                 out):  # pragma: no cover - numba
-    for w in numba.prange(workers):
-        out[w, 0], out[w, 1], out[w, 2] = _one_worker(
-            rows, masks, next_use, starts, w, num_rows, capacity
-        )
-
-
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _one_worker(rows, masks, next_use, starts, w, num_rows, capacity):  # pragma: no cover - numba
     """MIN over worker w's renamed stream. State per row: cached flag and the next use of the
     worker's current key of that row (``_UNSEEN``, ``NEVER`` or an iteration)."""
@@ -108,7 +109,7 @@ def _one_worker(rows, masks, next_use, starts, w, num_rows, capacity):  # pragma
     return misses, compulsory, coherence
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True)
 def _pop_victim(heap, size, cached, nxt, b):  # pragma: no cover - numba
     """Pop live entries until the furthest-in-future cached row outside the current set.
 
@@ -127,7 +128,7 @@ def _pop_victim(heap, size, cached, nxt, b):  # pragma: no cover - numba
     raise AssertionError("MIN's heap ran empty with the cache over capacity")
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True)
 def _compact(heap, size, cached, nxt, room):  # pragma: no cover - numba
     """Drop dead entries and rebuild; grow the array when live entries fill half of it."""
     kept = 0
@@ -138,7 +139,8 @@ def _compact(heap, size, cached, nxt, room):  # pragma: no cover - numba
             kept += 1
     if 2 * (kept + room) > heap.shape[0]:
         bigger = np.empty(2 * (kept + room), np.int64)
-        bigger[:kept] = heap[:kept]
+        for i in range(kept):  # not a slice copy: that compiles numba's shape checks (seconds)
+            bigger[i] = heap[i]
         heap = bigger
     for i in range(kept // 2 - 1, -1, -1):
         _sift_down(heap, kept, i)
@@ -170,7 +172,7 @@ def _pop(heap, size):  # pragma: no cover - numba
     return size
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True)
 def _sift_down(heap, size, i):  # pragma: no cover - numba
     key = heap[i]
     while True:

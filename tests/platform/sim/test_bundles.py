@@ -29,7 +29,7 @@ def _kernels_of_the_simulator() -> dict[str, int]:
 
 def test_no_kernel_takes_more_than_fifteen_arguments() -> None:
     kernels = _kernels_of_the_simulator()
-    assert {"read_batch", "sync_iteration", "write_and_sync", "bounded_staleness_sync"} <= set(
+    assert {"read_lru", "sync_iteration", "write_and_sync", "bounded_staleness_sync"} <= set(
         kernels
     )
     assert {name: count for name, count in kernels.items() if count > _MOST_PARAMETERS} == {}

@@ -21,7 +21,7 @@ _HOST_MEMORY = int(Scope.HOST_MEMORY)
 _PER_HOST = int(Scope.PER_HOST)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _server(code, own, req, per_host):  # pragma: no cover - numba
     if code == _DEVICE or code == _HOST_MEMORY:
         return own

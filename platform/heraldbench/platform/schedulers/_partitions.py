@@ -123,7 +123,7 @@ _SPREAD = np.array([sum(((m >> w) & 1) << (8 * w) for w in range(8)) for m in ra
 _NO_SPREAD = np.zeros(0, dtype=np.uint64)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _spread_table(workers, fields):  # pragma: no cover - numba
     """The byte-per-worker table where it applies (up to 8 workers, 255 ids), else empty."""
     return _SPREAD if workers <= 8 and fields <= 255 else _NO_SPREAD

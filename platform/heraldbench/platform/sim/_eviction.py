@@ -54,7 +54,7 @@ def kept(field):  # pragma: no cover - numba
 
 
 # ---- eviction structures ---------------------------------------------------------------------
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no cover
     bit = cached.dtype.type(1 << w)
     out = 0
@@ -70,14 +70,14 @@ def _log_compact(w, log_ids, log_t, head, tail, cached, last_use):  # pragma: no
     tail[w] = out
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _heap_swap(keys, hids, hts, w, a, b):  # pragma: no cover - numba
     keys[w, a], keys[w, b] = keys[w, b], keys[w, a]
     hids[w, a], hids[w, b] = hids[w, b], hids[w, a]
     hts[w, a], hts[w, b] = hts[w, b], hts[w, a]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _heap_push(keys, hids, hts, size, w, key, k, t):  # pragma: no cover - numba
     i = size[w]
     keys[w, i] = key
@@ -93,7 +93,7 @@ def _heap_push(keys, hids, hts, size, w, key, k, t):  # pragma: no cover - numba
             break
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
     k, t, key = hids[w, 0], hts[w, 0], keys[w, 0]
     size[w] -= 1
@@ -114,7 +114,7 @@ def _heap_pop(keys, hids, hts, size, w):  # pragma: no cover - numba
     return k, t, key
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - numba
     """A heap entry (row k, iteration t, key) is live while the row is held and its last touch
     and use count still match the entry."""
@@ -122,7 +122,7 @@ def _lfu_live(w, k, t, key, cached, last_use, use_count):  # pragma: no cover - 
     return held & (last_use[k, w] == t) & (use_count[k, w] == (key >> 36))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _heap_compact(w, keys, hids, hts, size, cached, last_use, use_count):  # pragma: no cover
     live = 0
     for i in range(size[w]):
@@ -145,7 +145,7 @@ def _drop(k, w, cached, valid, evicted_ids, evicted_w, slot):  # pragma: no cove
     evicted_w[slot] = w
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _take_pending(first, last, evicted_ids, evicted_w, pending,
                   evicted_pending):  # pragma: no cover - numba
     """Bounded staleness: the unpushed updates of the copies evicted into slots first..last leave
@@ -164,7 +164,7 @@ def _protected(k, ahead, iteration):  # pragma: no cover - numba
     return ahead[k] > iteration
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def evict_lru(w, need, iteration, rows, evictor, touches, first_slot):  # pragma: no cover
     """Evict ``need`` least recently used rows, never one of this iteration; rows in
     the replacement window (read again within it: ``ahead`` > iteration) are passed over, unless
@@ -210,7 +210,7 @@ def evict_lru(w, need, iteration, rows, evictor, touches, first_slot):  # pragma
     _take_pending(first_slot, first_slot + need, evicted_ids, evicted_w, pending, evicted_pending)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
                  last_use):  # pragma: no cover - numba
     log_reserve(w, 1, log_ids, log_t, log_head, log_tail, cached, last_use)
@@ -219,7 +219,7 @@ def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
     log_tail[w] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def evict_lfu(w, need, iteration, rows, evictor, touches, first_slot):  # pragma: no cover
     """Evict ``need`` least frequently used rows, never one of this iteration; protected rows
     are set aside like them unless nothing else is left (bundles as :func:`evict_lru`)."""
@@ -262,7 +262,7 @@ def evict_lfu(w, need, iteration, rows, evictor, touches, first_slot):  # pragma
     _take_pending(first_slot, first_slot + need, evicted_ids, evicted_w, pending, evicted_pending)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def log_reserve(w, room, log_ids, log_t, log_head, log_tail, cached,
                 last_use):  # pragma: no cover - numba
     """Make room for ``room`` more touches at the end of worker w's LRU log (compacting it when
@@ -271,7 +271,7 @@ def log_reserve(w, room, log_ids, log_t, log_head, log_tail, cached,
         _log_compact(w, log_ids, log_t, log_head, log_tail, cached, last_use)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def lfu_touch(w, k, iteration, inserted, policy, permanent_cap, permanent, use_count, touch_seq,
               heap_keys, heap_ids, heap_t, heap_size, cached, last_use):  # pragma: no cover
     """Count a touch and queue the row's new heap entry (none for LFUOpt's permanent rows)."""
@@ -291,7 +291,7 @@ def lfu_touch(w, k, iteration, inserted, policy, permanent_cap, permanent, use_c
               cached, last_use)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def lfu_queue(w, k, iteration, use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size,
               cached, last_use):  # pragma: no cover - numba
     """Queue row k's heap entry at its use count, after every entry queued before it."""
@@ -302,7 +302,7 @@ def lfu_queue(w, k, iteration, use_count, touch_seq, heap_keys, heap_ids, heap_t
     _heap_push(heap_keys, heap_ids, heap_t, heap_size, w, key, k, iteration)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def lfu_pop_fewest(w, heap_keys, heap_ids, heap_t, heap_size, cached, last_use,
                    use_count):  # pragma: no cover - numba
     """The cached row with the fewest uses (the earliest queued among them), taken off the
@@ -314,7 +314,7 @@ def lfu_pop_fewest(w, heap_keys, heap_ids, heap_t, heap_size, cached, last_use,
     return -1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def evict_one(k, w, cached, valid, pending, evicted_ids, evicted_w, evicted_pending,
               slot):  # pragma: no cover - numba
     """Evict worker w's copy of row k into eviction record ``slot``, with its unpushed

@@ -7,6 +7,8 @@ See docs/semantics.md for the rules they implement.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -28,9 +30,12 @@ from heraldbench.platform.sim._eviction import (
 )
 from heraldbench.platform.sim._released import touch_lfu_on_insert, touch_lru_evicting
 
-__all__ = ["TOUCH_HIT", "TOUCH_MISS", "TOUCH_UPDATE", "read_batch", "write_batch"]
+__all__ = [
+    "TOUCH_HIT", "TOUCH_MISS", "TOUCH_UPDATE", "read_kernel", "read_lfu", "read_lfu_on_insert",
+    "read_lru", "read_lru_evicting", "write_batch",
+]  # fmt: skip
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def group_by_worker(assign, workers):  # pragma: no cover - numba
     """Sample indices sorted by worker, each worker's in ascending order, plus group starts."""
     starts = np.zeros(workers + 1, dtype=np.int64)
@@ -47,17 +52,29 @@ def group_by_worker(assign, workers):  # pragma: no cover - numba
     return order, starts
 
 
-@numba.njit(cache=True, nogil=True)
-def read_batch(ids, assign, iteration, settings, rows, evictor, touches,
-               counts):  # pragma: no cover - numba
+def read_kernel(settings: ReadSettings) -> Any:
+    """The read kernel of a cache's rules (see :func:`_read_workers`): LRU or LFU, and the
+    released rules' eviction on insert or LFU on insert. Each kernel compiles its own path
+    alone, so a run never compiles the touch steps of rules it does not use."""
+    if settings.evict_on_insert:
+        return read_lru_evicting
+    if settings.policy == POLICY_LRU:
+        return read_lru
+    return read_lfu_on_insert if settings.lfu_on_insert else read_lfu
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts, touch,
+                  evict):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
     than bound), where each read copy also takes its updates here (:func:`_hold_updates`).
-    ``ascending`` touches each working set in ascending row id; ``evict_on_insert`` (LRU,
-    strict) evicts as each miss takes the cache over capacity, ``lfu_on_insert`` (LFU and
-    LFUOpt, bounded staleness) as HET's released caches do (:mod:`._released`).
+    ``ascending`` touches each working set in ascending row id. ``touch`` classifies and
+    inserts one worker's working set (:func:`_touch_lru`, :func:`_touch_lfu`, or the released
+    rules' ``touch_lru_evicting`` and ``touch_lfu_on_insert``: :mod:`._released`) and returns
+    the eviction records' length; ``evict`` takes the worker back to its capacity.
     Fills the touch, push and eviction records and returns their lengths; counts[0..2] receive
     hits, miss pulls and update pulls. ``settings``, ``rows``, ``evictor`` and ``touches`` are
     the fields of ``_bundles``' ReadSettings, RowState, Evictor and Touches as plain tuples
@@ -65,8 +82,7 @@ def read_batch(ids, assign, iteration, settings, rows, evictor, touches,
     """
     settings, rows = ReadSettings(*settings), RowState(*rows)
     evictor, touches = Evictor(*evictor), Touches(*touches)
-    workers, capacity, policy, bound = (settings.workers, settings.capacity, settings.policy,
-                                        settings.bound)
+    workers, capacity, bound = settings.workers, settings.capacity, settings.bound
     occupancy, touched_ids, touched_occ = evictor.occupancy, touches.touched_ids, touches.touched_occ
     order, starts = group_by_worker(assign, workers)
     # Typed counters, not literal zeros: numba would first type the callees they reach with
@@ -82,36 +98,48 @@ def read_batch(ids, assign, iteration, settings, rows, evictor, touches,
                                          touched_occ, n_touched)
         if settings.ascending:
             _sort_working_set(first, n_touched, touched_ids, touched_occ, bound >= 0)
-        if settings.evict_on_insert:
-            n_evicted = touch_lru_evicting(w, first, n_touched, iteration, capacity, touches,
-                                            rows, evictor, n_evicted, counts)
-        elif policy == POLICY_LRU:
-            log_reserve(w, n_touched - first, evictor.log_ids, evictor.log_t, evictor.log_head,
-                        evictor.log_tail, rows.cached, rows.last_use)
-            occupancy[w] += _touch_lru(w, first, n_touched, iteration, bound, touches, rows,
-                                       evictor, counts)
-        elif settings.lfu_on_insert:
-            n_evicted = touch_lfu_on_insert(w, first, n_touched, iteration, settings, touches,
-                                            rows, evictor, n_evicted, counts)
-        else:
-            occupancy[w] += _touch_lfu(w, first, n_touched, iteration, settings, touches, rows,
-                                       evictor, counts)
+        n_evicted = touch(w, first, n_touched, iteration, settings, touches, rows, evictor,
+                          n_evicted, counts)
         if bound >= 0:
             n_pushed = _hold_updates(w, first, n_touched, bound, settings.per_occurrence,
                                      touched_ids, touched_occ, rows.cached, rows.pending,
                                      touches.push_at, touches.push_held, n_pushed)
         need = occupancy[w] - capacity
         if need > 0:
-            if policy == POLICY_LRU:
-                evict_lru(w, need, iteration, rows, evictor, touches, n_evicted)
-            else:
-                evict_lfu(w, need, iteration, rows, evictor, touches, n_evicted)
+            evict(w, need, iteration, rows, evictor, touches, n_evicted)
             occupancy[w] -= need
             n_evicted += need
     return n_touched, n_evicted, n_pushed
 
 
+# The read kernels (arguments as :func:`_read_workers`'), one per cache's rules.
 @numba.njit(cache=True, nogil=True)
+def read_lru(ids, assign, iteration, settings, rows, evictor, touches, counts):  # pragma: no cover
+    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+                         _touch_lru, evict_lru)  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def read_lfu(ids, assign, iteration, settings, rows, evictor, touches, counts):  # pragma: no cover
+    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+                         _touch_lfu, evict_lfu)  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def read_lru_evicting(ids, assign, iteration, settings, rows, evictor, touches,
+                      counts):  # pragma: no cover - numba
+    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+                         touch_lru_evicting, evict_lru)  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def read_lfu_on_insert(ids, assign, iteration, settings, rows, evictor, touches,
+                       counts):  # pragma: no cover - numba
+    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+                         touch_lfu_on_insert, evict_lfu)  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _hold_updates(w, first, last, bound, per_occurrence, touched_ids, touched_occ, cached, pending,
                   push_at, push_held, n_pushed):  # pragma: no cover - numba
     """HET's writes of worker w's copies ``first..last``: each gains this iteration's updates
@@ -133,18 +161,19 @@ def _hold_updates(w, first, last, bound, per_occurrence, touched_ids, touched_oc
     return n_pushed
 
 
-@numba.njit(cache=True, nogil=True)
-def _touch_lru(w, first, last, iteration, bound, touches, rows, evictor,
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _touch_lru(w, first, last, iteration, settings, touches, rows, evictor, n_evicted,
                counts):  # pragma: no cover - numba
-    """Classify and log worker w's lookups ``first..last``; the log must have room for them.
+    """Classify and log worker w's lookups ``first..last``, its misses inserted.
 
     The hottest loop of the simulator: one pass, no calls, counters in registers, the strict
     classification apart from HET's; the log's rare compaction is done before the loop
-    (``log_reserve``). Returns the number of misses (rows inserted)."""
-    touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
+    (``log_reserve``). Evicts nothing: returns ``n_evicted``."""
+    bound, touched_ids, touched_kind = settings.bound, touches.touched_ids, touches.touched_kind
     cached, valid, lag, pending, last_use = (rows.cached, rows.valid, rows.lag, rows.pending,
                                              rows.last_use)
     log_ids, log_t, log_tail = evictor.log_ids, evictor.log_t, evictor.log_tail
+    log_reserve(w, last - first, log_ids, log_t, evictor.log_head, log_tail, cached, last_use)
     tail = log_tail[w]
     hits = 0
     misses = 0
@@ -165,26 +194,57 @@ def _touch_lru(w, first, last, iteration, bound, touches, rows, evictor,
     counts[TOUCH_HIT] += hits
     counts[TOUCH_MISS] += misses
     counts[TOUCH_UPDATE] += last - first - hits - misses
-    return misses
+    evictor.occupancy[w] += misses
+    return n_evicted
 
 
-@numba.njit(cache=True, nogil=True)
+#: Bits of a row id each pass of :func:`_sort_working_set` sorts by.
+_RADIX_BITS = 11
+
+
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _sort_working_set(first, last, touched_ids, touched_occ, with_occurrences):  # pragma: no cover
     """Put one worker's working set (touch records ``first..last``) in ascending row id, with
-    its occurrence counts when they are kept."""
-    if not with_occurrences:
-        touched_ids[first:last].sort()
-        return
-    order = np.argsort(touched_ids[first:last], kind="mergesort")
-    touched_ids[first:last] = touched_ids[first:last][order]
-    touched_occ[first:last] = touched_occ[first:last][order]
+    its occurrence counts when they are kept. A working set's ids are distinct and
+    non-negative, so a least-significant-digit radix sort gives the one ascending order;
+    numba's own sorts cost a fresh checkout seconds of compiling for a rule that only the
+    released variants use."""
+    n = last - first
+    top = 0
+    for i in range(first, last):
+        top = max(top, touched_ids[i])
+    ids, occ = touched_ids[first:last], touched_occ[first:last]
+    spare_ids, spare_occ = np.empty(n, ids.dtype), np.empty(n, occ.dtype)
+    digits = np.empty((1 << _RADIX_BITS) + 1, np.int64)
+    mask, shift, passes = (1 << _RADIX_BITS) - 1, 0, 0
+    while n > 1 and top >> shift > 0:
+        src_ids, src_occ = (ids, occ) if passes % 2 == 0 else (spare_ids, spare_occ)
+        dst_ids, dst_occ = (spare_ids, spare_occ) if passes % 2 == 0 else (ids, occ)
+        for d in range(mask + 2):
+            digits[d] = 0
+        for i in range(n):
+            digits[((src_ids[i] >> shift) & mask) + 1] += 1
+        for d in range(mask + 1):
+            digits[d + 1] += digits[d]
+        for i in range(n):
+            d = (src_ids[i] >> shift) & mask
+            dst_ids[digits[d]] = src_ids[i]
+            if with_occurrences:
+                dst_occ[digits[d]] = src_occ[i]
+            digits[d] += 1
+        shift, passes = shift + _RADIX_BITS, passes + 1
+    if passes % 2 == 1:  # element by element: a slice copy compiles numba's shape checks
+        for i in range(n):
+            ids[i] = spare_ids[i]
+            if with_occurrences:
+                occ[i] = spare_occ[i]
 
 
-@numba.njit(cache=True, nogil=True)
-def _touch_lfu(w, first, last, iteration, settings, touches, rows, evictor,
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def _touch_lfu(w, first, last, iteration, settings, touches, rows, evictor, n_evicted,
                counts):  # pragma: no cover - numba
-    """Classify worker w's lookups ``first..last`` and count them in the LFU heap; returns the
-    number of misses."""
+    """Classify worker w's lookups ``first..last`` and count them in the LFU heap, its misses
+    inserted. Evicts nothing: returns ``n_evicted``."""
     bound, policy, permanent_cap = settings.bound, settings.policy, settings.permanent_cap
     touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
     cached, valid, lag, pending, last_use = (rows.cached, rows.valid, rows.lag, rows.pending,
@@ -205,10 +265,11 @@ def _touch_lfu(w, first, last, iteration, settings, touches, rows, evictor,
         last_use[k, w] = iteration
         lfu_touch(w, k, iteration, kind == TOUCH_MISS, policy, permanent_cap, permanent,
                   use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size, cached, last_use)
-    return misses
+    evictor.occupancy[w] += misses
+    return n_evicted
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occurrences,
                          touched_ids, touched_w, touched_occ, n_touched):  # pragma: no cover
     """Append worker w's distinct ids in touch order; count each one's occurrences when asked.

@@ -40,21 +40,21 @@ from heraldbench.platform.sim._eviction import (
 __all__ = ["reread_shared_hits", "touch_lfu_on_insert", "touch_lru_evicting"]
 
 
-@numba.njit(cache=True, nogil=True)
-def touch_lru_evicting(w, first, last, iteration, capacity, touches, rows, evictor, n_evicted,
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
+def touch_lru_evicting(w, first, last, iteration, settings, touches, rows, evictor, n_evicted,
                        counts):  # pragma: no cover - numba
     """Worker w's lookups ``first..last`` (strict) with Herald's released LRU cache: a miss is
-    inserted, and if that takes the cache over ``capacity`` the least recently used row goes
+    inserted, and if that takes the cache over its capacity the least recently used row goes
     at once. The victim is never a row touched this iteration (they are the most recent, and
     the cache holds at least one working set), but it may be a row of the working set not
     touched yet, which is then a miss when its turn comes. Returns the eviction records' new
-    length. ``touches``, ``rows`` and ``evictor`` are ``_bundles``' Touches, RowState and
-    Evictor."""
+    length. ``settings``, ``touches``, ``rows`` and ``evictor`` are ``_bundles``' ReadSettings,
+    Touches, RowState and Evictor."""
     touched_ids, touched_kind = touches.touched_ids, touches.touched_kind
     cached, valid, last_use = rows.cached, rows.valid, rows.last_use
     log_ids, log_t, log_head, log_tail = (evictor.log_ids, evictor.log_t, evictor.log_head,
                                           evictor.log_tail)
-    occupancy = evictor.occupancy
+    capacity, occupancy = settings.capacity, evictor.occupancy
     for i in range(first, last):
         k = touched_ids[i]
         kind = classify_strict(k, w, cached, valid)
@@ -92,7 +92,7 @@ def reread_shared_hits(touched_ids, touched_w, touched_kind, n_touched, writers,
     counts[TOUCH_UPDATE] += moved
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def touch_lfu_on_insert(w, first, last, iteration, settings, touches, rows, evictor, n_evicted,
                         counts):  # pragma: no cover - numba
     """Worker w's lookups ``first..last`` (bounded staleness) with HET's released LFU or
@@ -155,7 +155,7 @@ def touch_lfu_on_insert(w, first, last, iteration, settings, touches, rows, evic
     return n_evicted
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _use(w, k, iteration, policy, use_count, touch_seq, heap_keys, heap_ids, heap_t, heap_size,
          cached, last_use):  # pragma: no cover - numba
     """One use of a held row (HET's LFUCache::_increase, LFUOptCache::lookup)."""

@@ -141,6 +141,7 @@ class _Run:
             evict_on_insert=plan.reads.evict_on_insert, lfu_on_insert=plan.reads.lfu_on_insert,
         )  # fmt: skip
         self.read_args = (tuple(settings), tuple(s.read_rows()), tuple(s.evictor()))
+        self.read_batch = _kernels.read_kernel(settings)
         self.touches = [tuple(rec.touches()) for rec in self.ring]
         self.sync_settings = SyncSettings(
             self.workers, bool(self.sync.direct), self.strict, bool(self.check)
@@ -264,7 +265,7 @@ class _Run:
         s = self.state
         counts = np.zeros(3, np.int64)
         rec_slot = iteration % len(self.ring)
-        rec.n_touched, rec.n_evicted, rec.n_pushed = _kernels.read_batch(
+        rec.n_touched, rec.n_evicted, rec.n_pushed = self.read_batch(
             batch.ids, assign, iteration, *self.read_args, self.touches[rec_slot], counts,
         )  # fmt: skip
         if self.reread_pushed:

@@ -18,7 +18,7 @@ SENT_EVICT, SENT_UPDATE, SENT_DIRECT = int(Send.EVICT), int(Send.UPDATE), int(Se
 SENT_RELEASE = int(Send.RELEASE)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
     """Append (row, worker, how) to a push log. Callers test once per kernel whether they log
     (``log_k`` is non-empty), not per row: see write_and_sync."""
@@ -75,7 +75,7 @@ def sync_iteration(
                              partial, counts, log_k, log_w, log_how, log_n)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _push_for_window_readers(ids, n, iteration, workers, direct, last_use, dirty, partial, counts,
                              log_k, log_w, log_how, log_n):  # pragma: no cover - numba
     """Rows ``ids[:n]``: push the dirty copies that the workers reading them after ``iteration``
@@ -189,7 +189,7 @@ def _pull_violates(k, w, dirty, partial):  # pragma: no cover - numba
     return others != 0 or (partial[k] and dirty[k] != 0)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def push_evicted(evicted_ids, evicted_w, n_evicted, readers, anticipating, direct, dirty, partial,
                  counts, log_k, log_w, log_how, log_n):  # pragma: no cover - numba
     """Evicted copies that are dirty are written back (evict pushes, counts[0]), except, when
@@ -243,8 +243,8 @@ def bounded_staleness_sync(
     """HET's pushes of one iteration (docs/semantics.md, "Bounded staleness"), once every worker has read.
 
     Evicted copies with pending updates are pushed, and so are the copies the reads found
-    holding more than the bound (``push_at``, from :func:`read_batch`); their clock ticks land
-    now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes; a
+    holding more than the bound (``push_at``, from the read kernel: ``_kernels.read_kernel``);
+    their clock ticks land now, after every worker's reads. counts[0] += evict pushes, counts[1] += update pushes; a
     pushed copy its worker does not keep (``ReadRules.lfu_on_insert``) is released: an evict
     push.
 
@@ -277,7 +277,7 @@ def bounded_staleness_sync(
         _age_copies(k, touched_w[i], push_held[j], cached, lag, lag_max)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _age_copies(k, pusher, held, cached, lag, lag_max):  # pragma: no cover - numba
     """The PS clock of row k moved ``held`` ticks ahead: every cached copy but the pusher's
     falls that far behind, saturating at ``lag_max``, the clocks' largest value (a lead beyond

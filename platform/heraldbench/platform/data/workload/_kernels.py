@@ -52,7 +52,7 @@ NEW_STREAMS = 11
 MAX_ROOTS = 2
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _hash(key, x):  # pragma: no cover - numba
     z = (np.uint64(x) * _GOLDEN) ^ key
     z = (z ^ (z >> _S30)) * _M1
@@ -60,12 +60,12 @@ def _hash(key, x):  # pragma: no cover - numba
     return z ^ (z >> _S31)
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _to_unit(r):  # pragma: no cover - numba
     return np.float64(r >> _S11) * _INV53
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _uniform(key, x):  # pragma: no cover - numba
     return _to_unit(_hash(key, x))
 
@@ -75,13 +75,13 @@ def _stream(kern, stream, salt):  # pragma: no cover - numba
     return kern.keys[stream] ^ (np.uint64(salt) * _M2)
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _octave(x):  # pragma: no cover - numba
     """floor(log2(x)) for x >= 1."""
     return 63 - leading_zeros(np.int64(x))
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _tau(x, octave, curve, slope):  # pragma: no cover - numba
     """Cumulative count before position x, whose octave (floor(log2(x)), for x >= 1) is given:
     curve[i] at x = 2**i, linear in between, 0 at x = 0."""
@@ -90,7 +90,7 @@ def _tau(x, octave, curve, slope):  # pragma: no cover - numba
     return curve[octave] + slope[octave] * (x - (np.int64(1) << octave))
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _slot(x, curve, slope, key, jitter):  # pragma: no cover - numba
     """The slot k whose point, at ``k + jitter * u_k`` on the cumulative scale, falls in
     position x's interval; -1 if none. Lossless while the count grows by at most ``1 - jitter``
@@ -110,7 +110,7 @@ def _slot(x, curve, slope, key, jitter):  # pragma: no cover - numba
     return k if point < a1 else np.int64(-1)
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _search(values, lo, hi, x):  # pragma: no cover - numba
     """First index i in [lo, hi) with values[i] > x (hi if none), for ascending values."""
     while lo < hi:
@@ -122,7 +122,7 @@ def _search(values, lo, hi, x):  # pragma: no cover - numba
     return lo
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _alias(prob, alias, lo, hi, u):  # pragma: no cover - numba
     """An outcome in [lo, hi) of an alias table, from a uniform u in [0, 1)."""
     n = hi - lo
@@ -131,7 +131,7 @@ def _alias(prob, alias, lo, hi, u):  # pragma: no cover - numba
     return lo + i if x - i < prob[lo + i] else alias[lo + i]
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _distance(cdf, prob, alias, r, limit):  # pragma: no cover - numba
     """A distance in [1, limit] from a log2-binned law, conditioned on not exceeding ``limit``
     (a source before the trace's start does not exist); 0 when the law has no mass there."""
@@ -164,7 +164,7 @@ _COIN_MASK = np.uint64((1 << 21) - 1)
 _COIN_SCALE = 1.0 / (1 << 21)
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _coin(r, which):  # pragma: no cover - numba
     """The which-th of three 21-bit uniforms packed in the random bits r."""
     return np.float64((r >> (_COIN_BITS * np.uint64(which))) & _COIN_MASK) * _COIN_SCALE
@@ -197,7 +197,7 @@ def _head_at(s, k, kern):  # pragma: no cover - numba
     return _head_coin(s, k, kern) and _new_tuple(s, k, kern) < 0
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _root_sources(t, kern, roots):  # pragma: no cover - numba
     """Each root level's source at t (-1: none) into ``roots``."""
     for lv in range(kern.root_rate.shape[0]):
@@ -222,14 +222,14 @@ def _repeat_source(t, k, bits, kern, roots):  # pragma: no cover - numba
                           kern.repeat_alias[k], kern)  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _old_source(t, f, k, kern):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
     return _entity_source(t, k, _OLD_DISTANCE, f, kern.old_cdf[f], kern.old_prob[f],
                           kern.old_alias[f], kern)  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _entity_source(t, k, stream, index, cdf, prob, alias, kern):  # pragma: no cover
     """The first of up to RETRIES distances back (drawn from the law cdf/prob/alias, key stream
     ``stream``, ``index``) that lands on a sample where block k did not draw a head tuple; -1 if
@@ -264,7 +264,7 @@ def _own_head_tuple(t, k, kern):  # pragma: no cover - numba
     return _alias(kern.tuple_prob, kern.tuple_alias, lo, hi, _to_unit(r))
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _head_tuple(t, k, kern):  # pragma: no cover - numba
     """Row of ``tuple_ranks`` drawn at t for block k, or -1 if the block has no head tuples:
     given its parent's head tuple where the parent draws one by its head coin at t."""
@@ -274,7 +274,7 @@ def _head_tuple(t, k, kern):  # pragma: no cover - numba
     return _given_chain(t, k, kern)
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _given_chain(t, k, kern):  # pragma: no cover - numba
     """Block k's head tuple at t, its parent drawing one: the highest ancestor drawing a head
     tuple at t draws its own, then each block on the way down draws given the one above."""
@@ -292,7 +292,7 @@ def _given_chain(t, k, kern):  # pragma: no cover - numba
     return h
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _given_draw(t, k, h, kern):  # pragma: no cover - numba
     """Block k's head tuple at t given its parent's, row h (its own law if h has no entries)."""
     if h < 0:
@@ -305,7 +305,7 @@ def _given_draw(t, k, h, kern):  # pragma: no cover - numba
     return kern.given_tuple[_alias(kern.given_prob, kern.given_alias, lo, hi, _to_unit(r))]
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _new_value(t, j, f, k, kern):  # pragma: no cover - numba
     """Field f of new tuple j (at sample t): (value, -1), or (-1, source) to copy."""
     q = _slot(j, kern.field_curve[f], kern.field_slope[f], _stream(kern, _FIELD_SLOT, f),

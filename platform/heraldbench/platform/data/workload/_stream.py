@@ -72,7 +72,7 @@ def _prefetch_block(ring, s, k, kern):  # pragma: no cover - numba
         prefetch(ring, row, kern.block_fields[p])
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _slot_sample(q, curve, slope, key, jitter):  # pragma: no cover - numba
     """The sample whose interval holds slot q's point (inverse of :func:`_slot`; _NEVER when the
     curve never reaches it)."""
@@ -102,7 +102,7 @@ def _next_slot(k, q, kern, plan):  # pragma: no cover - numba
                                       _stream(kern, _SLOT, k), kern.block_jitter[k])  # fmt: skip
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _start_slots(start, kern, plan):  # pragma: no cover - numba
     """Each block's first new tuple at or after ``start``."""
     state = plan.shape[0] - 2
@@ -115,7 +115,7 @@ def _start_slots(start, kern, plan):  # pragma: no cover - numba
             _next_slot(k, plan[state, k] + 1, kern, plan)
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _plan_new_tuple(u, j, k, kern, ring, plan, row):  # pragma: no cover - numba
     """Block k's fields in its new tuple j at u: values, or the samples to copy (prefetched)."""
     blocks = kern.block_start.shape[0] - 1
@@ -155,7 +155,7 @@ def _plan_sample(u, kern, ring, roots, plan, first_block, end_block):  # pragma:
         plan[row, 2 * k + 1] = source
 
 
-@numba.njit(cache=True, inline="always", _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _plan_heads(t, row, kern, plan, first_block, end_block):  # pragma: no cover - numba
     """The head tuple of each block drawing one by its coin at t, parents first, each child
     given its parent's draw when the parent is made here (else recomputed: another thread
@@ -176,7 +176,7 @@ def _plan_heads(t, row, kern, plan, first_block, end_block):  # pragma: no cover
         plan[_HEADS_ROW, k] = h
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _put(out, i, ring, ring_row, f, value, offsets):  # pragma: no cover - numba
     """Field f of the sample being built: table-local in the ring, global in ``out``."""
     ring[ring_row, f] = value
