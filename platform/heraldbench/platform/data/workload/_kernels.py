@@ -320,7 +320,7 @@ def _new_value(t, j, f, k, kern):  # pragma: no cover - numba
     return np.int64(-1), s
 
 
-@numba.njit(cache=True, _nrt=False)
+@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def value_at(t, f, kern, roots):  # pragma: no cover - numba
     """Id (table-local row) of field f at sample t, by following copies back to their origin
     (``roots``: scratch of one entry per root level)."""

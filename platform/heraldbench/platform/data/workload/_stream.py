@@ -214,12 +214,13 @@ def fill_block_ids(
     blocks = kern.block_start.shape[0] - 1
     linked = kern.head_order.shape[0] > 0  # some block's head tuples are given another's
     _start_slots(start, kern, plan)
-    for u in range(start, min(start + AHEAD, start + out.shape[0])):
-        _plan_sample(u, kern, ring, roots, plan, first_block, end_block)
-    for i in range(out.shape[0]):
-        t = start + i
+    # One loop from AHEAD samples before the first: _plan_sample, inlined, is compiled once.
+    for i in range(-AHEAD, out.shape[0]):
         if i + AHEAD < out.shape[0]:
-            _plan_sample(t + AHEAD, kern, ring, roots, plan, first_block, end_block)
+            _plan_sample(start + i + AHEAD, kern, ring, roots, plan, first_block, end_block)
+        if i < 0:
+            continue
+        t = start + i
         row = t & (PLAN_ROWS - 1)
         ring_row = t & mask  # written as the sample is built: every source is an earlier row
         if linked:

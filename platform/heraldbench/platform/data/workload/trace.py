@@ -154,8 +154,19 @@ class ProfileTrace(TraceSource):
         self._kernels = compile_profile(profile, seed=seed, scale=scale)
         self._offsets = self.layout.offsets
         self._labels = DenseLabelModel(profile.dense, profile.labels, names, self._offsets, seed)
-        warmup = np.arange(min(_BIAS_SAMPLES, samples), dtype=np.int64)
-        self._labels.solve_bias(warmup, self._global_ids_at(warmup))
+        self._bias_solved = False
+
+    def _label_model(self) -> DenseLabelModel:
+        """The label model, its bias solved on the trace's first samples (made by the stream)
+        when labels are first asked for: a run that reads ids alone compiles and makes none."""
+        if not self._bias_solved:
+            ids = np.empty((min(_BIAS_SAMPLES, self.num_samples), self.layout.num_tables),
+                           ROW_ID_DTYPE)  # fmt: skip
+            _stream.fill_ids(0, ids, _ring(self.layout.num_tables), self._kernels,
+                             *_scratch(self._kernels), self._global_offsets())  # fmt: skip
+            self._labels.solve_bias(np.arange(len(ids), dtype=np.int64), ids)
+            self._bias_solved = True
+        return self._labels
 
     def _global_ids_at(self, positions: np.ndarray) -> np.ndarray:
         local = np.empty((len(positions), self.layout.num_tables), np.int64)
@@ -166,7 +177,7 @@ class ProfileTrace(TraceSource):
         n = len(positions)
         dense = np.empty((n, self.num_dense), np.float32)
         labels = np.empty(n, np.float32)
-        fill_dense_labels(positions, ids, dense, np.empty(n), labels, *self._labels.arrays())
+        fill_dense_labels(positions, ids, dense, np.empty(n), labels, *self._label_model().arrays())
         return SampleChunk(ids, labels, dense)
 
     def whole_samples(self, positions: np.ndarray, ids: np.ndarray) -> SampleChunk:
@@ -250,7 +261,7 @@ class ProfileTrace(TraceSource):
             "scale": self.scale,
             "seed": self.seed,
             "table_sizes": dict(zip(self.layout.names, self.layout.sizes, strict=True)),
-            "label_bias": self._labels.bias,
+            "label_bias": self._label_model().bias,
         }
 
 
