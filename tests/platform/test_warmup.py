@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from heraldbench.platform import warmup
+from heraldbench.platform.exceptions import HeraldbenchError
 from heraldbench.platform.spec import parse_spec
 
 SPEC = {
@@ -61,6 +62,23 @@ def test_a_failure_in_a_warm_up_process_is_raised_here(stamps: Path, tmp_path: P
     with pytest.raises(Exception, match="day_0.tsv"):
         warmup.warm_up([spec], processes=2)
     assert not warmup.is_warm(spec)
+
+
+class _DiesWhenUnpacked:
+    """A job part whose unpickling ends the process at once: a child killed before its first
+    step (as by the kernel's OOM killer), with nothing sent."""
+
+    def __reduce__(self):
+        return os._exit, (3,)
+
+
+def test_a_warm_up_process_that_dies_silently_is_raised_not_waited_for(stamps: Path) -> None:
+    spec = parse_spec(SPEC)
+    dying = warmup._Job(_DiesWhenUnpacked(), (), on_dataset=True)  # type: ignore[arg-type]
+    healthy = warmup._Job(warmup._miniature(spec), (), on_dataset=True)
+    steps = warmup._Steps(2, lambda *step: None)
+    with pytest.raises(HeraldbenchError, match=r"died \(exit code 3\)"):
+        warmup._in_processes([healthy, dying], steps)
 
 
 def test_runs_of_one_shape_share_a_miniature(stamps: Path) -> None:

@@ -72,7 +72,7 @@ def _one_worker(rows, masks, next_use, starts, w, num_rows, capacity):  # pragma
     cached = np.zeros(num_rows, np.bool_)
     nxt = np.full(num_rows, _UNSEEN, np.int32)
     heap = np.empty(max(2 * min(capacity, num_rows), 1024), np.int64)  # K >= rows: no evictions
-    size = 0
+    size = np.int64(0)
     occupancy = 0
     misses = compulsory = coherence = 0
     for b in range(starts.shape[0] - 1):
@@ -131,7 +131,7 @@ def _pop_victim(heap, size, cached, nxt, b):  # pragma: no cover - numba
 @numba.njit(cache=True, no_cpython_wrapper=True)
 def _compact(heap, size, cached, nxt, room):  # pragma: no cover - numba
     """Drop dead entries and rebuild; grow the array when live entries fill half of it."""
-    kept = 0
+    kept = np.int64(0)
     for i in range(size):
         r = np.int32(heap[i] & _LOW32)
         if cached[r] and nxt[r] == np.int32(heap[i] >> 32):
@@ -168,7 +168,7 @@ def _pop(heap, size):  # pragma: no cover - numba
     size -= 1
     if size > 0:
         heap[0] = heap[size]
-        _sift_down(heap, size, 0)
+        _sift_down(heap, size, np.int64(0))
     return size
 
 

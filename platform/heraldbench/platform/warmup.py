@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import platform as machine
+import queue
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ import numba
 import numpy as np
 
 from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.exceptions import HeraldbenchError
 from heraldbench.platform.runner import simulate_run
 from heraldbench.platform.schedulers import SchedulerSpecBase
 from heraldbench.platform.spec import ExperimentSpec, scheduler_specs
@@ -51,6 +53,8 @@ MINIATURE_ITERATIONS = 8
 #: Schedulers whose runs read their dataset beyond its chunks (FAE samples it, or spills what
 #: its reader made): warmed on the dataset itself, after its reader.
 READS_THE_DATASET = frozenset({"fae"})
+#: How often the parent looks whether a silent child is still alive.
+_POLL_SECONDS = 1.0
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -153,14 +157,18 @@ def _in_processes(jobs: list[_Job], steps: _Steps) -> None:
     """Each job in a process of its own (spawned: no state of this one is shared); their
     steps reported here as they start and end."""
     context = multiprocessing.get_context("spawn")
-    messages = context.SimpleQueue()
+    messages = context.Queue()
     children = [context.Process(target=_child, args=(job, messages), daemon=True)
                 for job in jobs]  # fmt: skip
     for child in children:
         child.start()
     running = len(children)
     while running:
-        kind, value = messages.get()
+        try:
+            kind, value = messages.get(timeout=_POLL_SECONDS)
+        except queue.Empty:
+            _check_alive(children, ended=len(children) - running)
+            continue
         if kind == "started":
             steps.started(value)
         elif kind == "finished":
@@ -173,6 +181,20 @@ def _in_processes(jobs: list[_Job], steps: _Steps) -> None:
             running -= 1
     for child in children:
         child.join()
+
+
+def _check_alive(children: list[Any], ended: int) -> None:
+    """Raise if a child exited without saying so (killed, or the interpreter crashed): its
+    steps would never come."""
+    gone = [child for child in children if child.exitcode is not None]
+    if len(gone) > ended:
+        for child in children:
+            child.terminate()
+        codes = ", ".join(str(child.exitcode) for child in gone)
+        raise HeraldbenchError(
+            f"a process compiling the simulator's kernels died (exit code {codes}) before its "
+            "steps were done"
+        )
 
 
 def _child(job: _Job, messages: Any) -> None:

@@ -213,7 +213,7 @@ def evict_lru(w, need, iteration, rows, evictor, touches, first_slot):  # pragma
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
 def _log_requeue(w, k, t, log_ids, log_t, log_head, log_tail, cached,
                  last_use):  # pragma: no cover - numba
-    log_reserve(w, 1, log_ids, log_t, log_head, log_tail, cached, last_use)
+    log_reserve(w, np.int64(1), log_ids, log_t, log_head, log_tail, cached, last_use)
     log_ids[w, log_tail[w]] = k
     log_t[w, log_tail[w]] = t
     log_tail[w] += 1

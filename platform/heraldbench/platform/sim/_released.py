@@ -61,7 +61,7 @@ def touch_lru_evicting(w, first, last, iteration, settings, touches, rows, evict
         touched_kind[i] = kind
         counts[kind] += 1
         last_use[k, w] = iteration
-        log_reserve(w, 1, log_ids, log_t, log_head, log_tail, cached, last_use)
+        log_reserve(w, np.int64(1), log_ids, log_t, log_head, log_tail, cached, last_use)
         log_ids[w, log_tail[w]] = k
         log_t[w, log_tail[w]] = iteration
         log_tail[w] += 1

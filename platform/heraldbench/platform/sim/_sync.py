@@ -33,7 +33,7 @@ def _log_sent(k, w, how, log_k, log_w, log_how, log_n):  # pragma: no cover - nu
 def _log_holders(k, holders, workers, how, log_k, log_w, log_how, log_n):  # pragma: no cover
     for v in range(workers):
         if np.uint64(holders) & bit_of(v):
-            _log_sent(k, v, how, log_k, log_w, log_how, log_n)
+            _log_sent(k, np.int64(v), np.int64(how), log_k, log_w, log_how, log_n)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -206,7 +206,7 @@ def push_evicted(evicted_ids, evicted_w, n_evicted, readers, anticipating, direc
         pushed = (holders & bit) != 0
         counts[0] += pushed
         if logging and pushed:
-            _log_sent(k, w, SENT_EVICT, log_k, log_w, log_how, log_n)
+            _log_sent(k, np.int64(w), np.int64(SENT_EVICT), log_k, log_w, log_how, log_n)
         dirty[k] = np.uint64(dirty[k]) & ~(bit if pushed else np.uint64(0))
         partial[k] = partial[k] and dirty[k] != 0
 
@@ -263,17 +263,18 @@ def bounded_staleness_sync(
         held = evicted_pending[i]
         if held > 0:
             counts[0] += 1
-            _age_copies(evicted_ids[i], -1, held, cached, lag, lag_max)
+            _age_copies(evicted_ids[i], np.int8(-1), held, cached, lag, lag_max)
             if logging:
-                _log_sent(evicted_ids[i], evicted_w[i], SENT_EVICT, log_k, log_w, log_how, log_n)
+                _log_sent(evicted_ids[i], np.int64(evicted_w[i]), np.int64(SENT_EVICT), log_k,
+                          log_w, log_how, log_n)  # fmt: skip
     for j in range(n_pushed):
         i = push_at[j]
         k = touched_ids[i]
         kept = (np.uint64(cached[k]) & bit_of(touched_w[i])) != 0
         counts[1 if kept else 0] += 1
         if logging:
-            _log_sent(k, touched_w[i], SENT_UPDATE if kept else SENT_RELEASE, log_k, log_w,
-                      log_how, log_n)
+            _log_sent(k, np.int64(touched_w[i]), np.int64(SENT_UPDATE if kept else SENT_RELEASE),
+                      log_k, log_w, log_how, log_n)  # fmt: skip
         _age_copies(k, touched_w[i], push_held[j], cached, lag, lag_max)
 
 

@@ -15,13 +15,15 @@ head tuple is recomputed (two hashes), never read from memory: a rejected candid
 trip to memory at all.
 
 Compile time (a fresh checkout compiles these once; numba caches them): numba inlines a
-function marked ``inline="always"`` by rebuilding its IR at every call site, nested ones
-included, so only the functions that take the ``Kernels`` tuple are marked (a call passes the
-tuple's every array; with none marked, generation measured 13–23% slower). The small leaves that
-take numbers and arrays are left to LLVM, which inlines them as well (the compiled
-``fill_block_ids`` of :mod:`._stream` calls none but ``_slot_sample``, once per new tuple): compiling it
-went from 66 s to 11–14 s at the same speed (``benchmarks/bench_simulator.py``, measured side by
-side).
+function marked ``inline="always"`` by rebuilding and re-typing its IR at every call site, nested
+ones included, so its cost grows with every call site of every inlined callee. Only the small
+functions that take the ``Kernels`` tuple and run for most blocks of every sample are marked (a
+call passes the tuple's every array; with none marked, generation measured 13–23% slower). The
+larger ones (a source found by retries, a head tuple drawn given its parent's, a new tuple's
+values) are compiled once each, like the small leaves that take numbers and arrays, which LLVM
+inlines. Every kernel that only kernels call is compiled without a Python entry point
+(``no_cpython_wrapper``): unpacking the tuple's arrays from Python objects was most of its
+compiling.
 """
 
 from __future__ import annotations
@@ -139,7 +141,7 @@ def _distance(cdf, prob, alias, r, limit):  # pragma: no cover - numba
         return np.int64(0)
     bins = cdf.shape[0]
     u = np.float64(r & _LOW32) * _INV32
-    b = _alias(prob, alias, 0, bins, u)
+    b = _alias(prob, alias, np.int64(0), bins, u)
     top = min(_octave(limit), bins - 1)
     if b > top:  # redraw within [0, top]: the law conditioned on the distance fitting
         mass = cdf[top]
@@ -182,7 +184,7 @@ def _head_by(bits, t, k, kern):  # pragma: no cover - numba
     t). Head tuples take a fixed share of all samples, so their share of the others grows as
     new tuples thin out."""
     rate = kern.block_slope[k, _octave(t)] if t > 0 else kern.block_curve[k, 0]
-    return _coin(bits, 0) * (1.0 - min(rate, 0.999999)) < kern.head_share[k]
+    return _coin(bits, np.int64(0)) * (1.0 - min(rate, 0.999999)) < kern.head_share[k]
 
 
 @numba.njit(cache=True, inline="always", _nrt=False)
@@ -218,14 +220,14 @@ def _repeat_source(t, k, bits, kern, roots):  # pragma: no cover - numba
         s = roots[lv]
         if s >= 0 and _coin(bits, 1 + lv) < kern.follow[lv, k] and not _head_at(s, k, kern):
             return s
-    return _entity_source(t, k, _REPEAT_DISTANCE, k, kern.repeat_cdf[k], kern.repeat_prob[k],
+    return _entity_source(t, k, np.int64(_REPEAT_DISTANCE), k, kern.repeat_cdf[k], kern.repeat_prob[k],
                           kern.repeat_alias[k], kern)  # fmt: skip
 
 
 @numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
 def _old_source(t, f, k, kern):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
-    return _entity_source(t, k, _OLD_DISTANCE, f, kern.old_cdf[f], kern.old_prob[f],
+    return _entity_source(t, k, np.int64(_OLD_DISTANCE), f, kern.old_cdf[f], kern.old_prob[f],
                           kern.old_alias[f], kern)  # fmt: skip
 
 
