@@ -16,6 +16,7 @@ Each reproduces a choice the authors' code makes where docs/semantics.md makes a
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from heraldbench.platform.sim._classify import (
     TOUCH_HIT,
