@@ -190,7 +190,7 @@ def _check_alive(children: list[Any], ended: int) -> None:
     if len(gone) > ended:
         for child in children:
             child.terminate()
-        codes = ", ".join(str(child.exitcode) for child in gone)
+        codes = ", ".join(str(c.exitcode) for c in gone if c.exitcode) or "0"
         raise HeraldbenchError(
             f"a process compiling the simulator's kernels died (exit code {codes}) before its "
             "steps were done"
