@@ -16,14 +16,14 @@ trip to memory at all.
 
 Compile time (a fresh checkout compiles these once; numba caches them): numba inlines a
 function marked ``inline="always"`` by rebuilding and re-typing its IR at every call site, nested
-ones included, so its cost grows with every call site of every inlined callee. Only the small
-functions that take the ``Kernels`` tuple and run for most blocks of every sample are marked (a
-call passes the tuple's every array; with none marked, generation measured 13–23% slower). The
-larger ones (a source found by retries, a head tuple drawn given its parent's, a new tuple's
-values) are compiled once each, like the small leaves that take numbers and arrays, which LLVM
-inlines. Every kernel that only kernels call is compiled without a Python entry point
-(``no_cpython_wrapper``): unpacking the tuple's arrays from Python objects was most of its
-compiling.
+ones included, so its cost grows with every call site of every inlined callee. Only the
+functions that take the ``Kernels`` tuple and run for most blocks of every sample, or for every
+field of a new tuple, are marked (a call passes the tuple's every array; with none marked,
+generation measured 13–23% slower). The larger, rarer ones (a source found by retries, a head
+tuple drawn given its parent's, a sample's root sources) are compiled once each, like the small
+leaves that take numbers and arrays, which LLVM inlines. Every kernel that only kernels call is
+compiled without a Python entry point (``no_cpython_wrapper``): unpacking the tuple's arrays
+from Python objects was most of its compiling.
 """
 
 from __future__ import annotations
@@ -224,7 +224,7 @@ def _repeat_source(t, k, bits, kern, roots):  # pragma: no cover - numba
                           kern.repeat_alias[k], kern)  # fmt: skip
 
 
-@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _old_source(t, f, k, kern):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
     return _entity_source(t, k, np.int64(_OLD_DISTANCE), f, kern.old_cdf[f], kern.old_prob[f],
@@ -307,7 +307,7 @@ def _given_draw(t, k, h, kern):  # pragma: no cover - numba
     return kern.given_tuple[_alias(kern.given_prob, kern.given_alias, lo, hi, _to_unit(r))]
 
 
-@numba.njit(cache=True, _nrt=False, no_cpython_wrapper=True)
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _new_value(t, j, f, k, kern):  # pragma: no cover - numba
     """Field f of new tuple j (at sample t): (value, -1), or (-1, source) to copy."""
     q = _slot(j, kern.field_curve[f], kern.field_slope[f], _stream(kern, _FIELD_SLOT, f),
