@@ -224,7 +224,7 @@ def _repeat_source(t, k, bits, kern, roots):  # pragma: no cover - numba
                           kern.repeat_alias[k], kern)  # fmt: skip
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@numba.njit(cache=True, inline="always", _nrt=False)
 def _old_source(t, f, k, kern):  # pragma: no cover - numba
     """The earlier sample whose value of field f a new tuple reuses (-1: none)."""
     return _entity_source(t, k, np.int64(_OLD_DISTANCE), f, kern.old_cdf[f], kern.old_prob[f],
@@ -307,7 +307,7 @@ def _given_draw(t, k, h, kern):  # pragma: no cover - numba
     return kern.given_tuple[_alias(kern.given_prob, kern.given_alias, lo, hi, _to_unit(r))]
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@numba.njit(cache=True, inline="always", _nrt=False)
 def _new_value(t, j, f, k, kern):  # pragma: no cover - numba
     """Field f of new tuple j (at sample t): (value, -1), or (-1, source) to copy."""
     q = _slot(j, kern.field_curve[f], kern.field_slope[f], _stream(kern, _FIELD_SLOT, f),

@@ -115,7 +115,7 @@ def _start_slots(start, kern, plan):  # pragma: no cover - numba
             _next_slot(k, plan[state, k] + 1, kern, plan)
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@numba.njit(cache=True, inline="always", _nrt=False)
 def _plan_new_tuple(u, j, k, kern, ring, plan, row):  # pragma: no cover - numba
     """Block k's fields in its new tuple j at u: values, or the samples to copy (prefetched)."""
     blocks = kern.block_start.shape[0] - 1

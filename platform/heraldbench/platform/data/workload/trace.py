@@ -160,10 +160,8 @@ class ProfileTrace(TraceSource):
         """The label model, its bias solved on the trace's first samples (made by the stream)
         when labels are first asked for: a run that reads ids alone compiles and makes none."""
         if not self._bias_solved:
-            ids = np.empty((min(_BIAS_SAMPLES, self.num_samples), self.layout.num_tables),
-                           ROW_ID_DTYPE)  # fmt: skip
-            _stream.fill_ids(0, ids, _ring(self.layout.num_tables), self._kernels,
-                             *_scratch(self._kernels), self._global_offsets())  # fmt: skip
+            empty = (0, np.empty((0, self.layout.num_tables), ROW_ID_DTYPE))
+            _, ids = next(self._id_arrays(min(_BIAS_SAMPLES, self.num_samples)), empty)
             self._labels.solve_bias(np.arange(len(ids), dtype=np.int64), ids)
             self._bias_solved = True
         return self._labels
@@ -197,12 +195,14 @@ class ProfileTrace(TraceSource):
     def _chunks_of_ids(self, arrays: Iterator[tuple[int, np.ndarray]]) -> Iterator[SampleChunk]:
         return (SampleChunk.ids_alone(ids, self.num_dense) for _, ids in arrays)
 
-    def _id_arrays(self) -> Iterator[tuple[int, np.ndarray]]:
-        """(first sample, global ids) of each block, in order."""
+    def _id_arrays(self, samples: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """(first sample, global ids) of each block of the first ``samples`` (default: all), in
+        order."""
         kernels, offsets = self._kernels, self._global_offsets()
         ring, scratch = _ring(self.layout.num_tables), _scratch(kernels)
-        for start in range(0, self.num_samples, BLOCK_SAMPLES):
-            ids = np.empty((self._block_samples(start), self.layout.num_tables), ROW_ID_DTYPE)
+        end = self.num_samples if samples is None else samples
+        for start in range(0, end, BLOCK_SAMPLES):
+            ids = np.empty((min(BLOCK_SAMPLES, end - start), self.layout.num_tables), ROW_ID_DTYPE)
             _stream.fill_ids(start, ids, ring, kernels, *scratch, offsets)
             yield start, ids
 
