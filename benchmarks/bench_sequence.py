@@ -12,6 +12,9 @@ equal to row-wise's, and equal to table-row-wise's. ``--real``: the same on Movi
 log in time order, and every cache scheduler on both sequence traces (how far the profile's log
 stands in for the real one). Speed: every cache scheduler
 simulating 2 M samples of the sequence workload, after a warm-up run, in one process.
+Ragged rows: the same with ragged histories (``min_length: 1``: a user's samples after the
+first, each with up to 20 items), at 2 hosts × 4 devices; their fidelity row compares the law of
+history lengths too.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from heraldbench.platform.placements.runs import run_placements, tables_of
 from heraldbench.platform.placements.timing import TierLinks
 
 SEQUENCE = {"sequence": {"user": "user", "item": "item", "length": 20}}
+RAGGED = {"sequence": {**SEQUENCE["sequence"], "min_length": 1}}
 DIM, BATCH = 128, 256
 TOPOLOGIES = ((2, 4), (4, 2))
 BASELINES = ("row-wise", "table-row-wise")
@@ -78,7 +82,7 @@ def claims(dataset: DatasetSpecBase, hosts: int, devices: int) -> dict[str, Any]
             for k, f in out.items()}
 
 
-def fidelity(path: Path) -> dict[str, Any]:
+def fidelity(path: Path, features: dict[str, Any]) -> dict[str, Any]:
     """The profile's sequence trace against the real log's, every scheduler (the round trip of
     ``heraldbench calibrate --check --features``)."""
     from heraldbench.platform.data import FeaturesSpec
@@ -88,16 +92,17 @@ def fidelity(path: Path) -> dict[str, Any]:
     real = MovieLensSpec(path=str(path), sort_by_time=True).open()
     result = check_round_trip(real, resolve_profile("movielens-100k"), seed=1,
                               shapes=(parse_shape("4:0.2"), parse_shape("8:0.4")),
-                              features=FeaturesSpec.model_validate(SEQUENCE))
+                              features=FeaturesSpec.model_validate(features))
     summary = result.to_json()
-    return {k: summary[k] for k in ("samples", "distinct_rows", "worst_traffic_difference",
-                                    "worst_mrc_difference", "traffic_tolerance", "mrc_tolerance")}
+    keys = ("samples", "distinct_rows", "worst_traffic_difference", "worst_mrc_difference",
+            "traffic_tolerance", "mrc_tolerance", "ids_per_sample")
+    return {k: summary[k] for k in keys if k in summary}
 
 
-def simulation_speed(samples: int) -> dict[str, float]:
+def simulation_speed(samples: int, features: dict[str, Any]) -> dict[str, float]:
     spec = {"name": "sequence-speed",
             "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": samples,
-                        "scale": 1.0, "seed": 1, "features": SEQUENCE},
+                        "scale": 1.0, "seed": 1, "features": features},
             "cluster": {"workers": 4, "batch_size": BATCH}, "cache": {"ratio": 0.6},
             "embedding_dim": DIM, "schedulers": [{"kind": k} for k in SCHEDULERS]}
     with tempfile.TemporaryDirectory() as scratch:
@@ -129,11 +134,19 @@ def main() -> None:
             real = MovieLensSpec(path=str(args.real), sort_by_time=True, features=SEQUENCE)
             figures[f"real_{hosts}x{devices}"] = claims(real, hosts, devices)
             print(json.dumps(figures[f"real_{hosts}x{devices}"]), flush=True)
+    ragged = SyntheticProfileSpec(profile="movielens-100k", samples=args.samples, scale=1.0,
+                                  seed=1, features=RAGGED)
+    figures["ragged-synthetic_2x4"] = claims(ragged, 2, 4)
+    print(json.dumps(figures["ragged-synthetic_2x4"]), flush=True)
     if args.real is not None:
-        figures["fidelity"] = fidelity(args.real)
-        print(figures["fidelity"], flush=True)
-    figures["simulate_M_ids_per_s"] = simulation_speed(2_000_000)
-    print(figures["simulate_M_ids_per_s"], flush=True)
+        real = MovieLensSpec(path=str(args.real), sort_by_time=True, features=RAGGED)
+        figures["ragged-real_2x4"] = claims(real, 2, 4)
+        figures["fidelity"] = fidelity(args.real, SEQUENCE)
+        figures["fidelity_ragged"] = fidelity(args.real, RAGGED)
+        print(figures["fidelity"], figures["fidelity_ragged"], flush=True)
+    figures["simulate_M_ids_per_s"] = simulation_speed(2_000_000, SEQUENCE)
+    figures["simulate_M_ids_per_s_ragged"] = simulation_speed(2_000_000, RAGGED)
+    print(figures["simulate_M_ids_per_s"], figures["simulate_M_ids_per_s_ragged"], flush=True)
     if not args.no_record:
         print(write_record("sequence", figures))
 

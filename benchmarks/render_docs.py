@@ -118,14 +118,16 @@ def sequence_claims(all_records: dict[str, dict[str, Any]]) -> str:
     topology (bench_sequence.py)."""
     record = all_records["sequence"]
     rows = []
+    logs = {"real": "MovieLens 100K", "synthetic": "movielens-100k profile",
+            "ragged-real": "MovieLens 100K, ragged", "ragged-synthetic": "profile, ragged"}
     for key, entry in record["figures"].items():
-        if not key.startswith(("synthetic_", "real_")):
+        workload, _, topology = key.partition("_")
+        if workload not in logs:
             continue
-        workload, topology = key.split("_")
         for baseline in ("row-wise", "table-row-wise"):
             base, flex = entry[baseline], entry[f"flexshard_at_{baseline}_memory"]
             rows.append({
-                "log": "MovieLens 100K" if workload == "real" else "movielens-100k profile",
+                "log": logs[workload],
                 "hosts × devices": topology.replace("x", " × "), "baseline": f"`{baseline}`",
                 "its inter-host all-to-all MB/it": base["inter_alltoall_MB_per_it"],
                 "flexshard's": flex["inter_alltoall_MB_per_it"],
@@ -133,17 +135,27 @@ def sequence_claims(all_records: dict[str, dict[str, Any]]) -> str:
                 "its comm ms/it": base["comm_ms_per_it"], "flexshard's ms": flex["comm_ms_per_it"],
                 "lower latency": f"{flex['comm_speedup']:.2f}×",
                 "MiB a device (flexshard ≤)": base["max_device_MiB"]})
-    speed = record["figures"]["simulate_M_ids_per_s"]
-    fit = record["figures"].get("fidelity")
-    fidelity = "" if fit is None else (
-        f"\n\nEvery cache scheduler on the profile's sequence trace against MovieLens 100K's "
-        f"({fit['samples']:,} samples with a full history): worst traffic difference "
-        f"{fit['worst_traffic_difference']} (the one-hot check's line: "
-        f"{fit['traffic_tolerance']}), worst miss-ratio-curve difference "
-        f"{fit['worst_mrc_difference']} (line: {fit['mrc_tolerance']}).")
-    return (table(rows) + fidelity + "\n\nSimulating the sequence trace (M ids/s, one process): "
-            + ", ".join(f"`{k}` {v}" for k, v in speed.items())
-            + ".\n\nMeasured by " + provenance(record) + ".")
+    figures = record["figures"]
+    text = table(rows)
+    for key, histories in (("fidelity", "with a full history"),
+                           ("fidelity_ragged", "with ragged histories of 1 to 20 items")):
+        fit = figures.get(key)
+        if fit is not None:
+            text += (f"\n\nEvery cache scheduler on the profile's sequence trace against "
+                     f"MovieLens 100K's ({fit['samples']:,} samples {histories}): worst traffic "
+                     f"difference {fit['worst_traffic_difference']} (the one-hot check's line: "
+                     f"{fit['traffic_tolerance']}), worst miss-ratio-curve difference "
+                     f"{fit['worst_mrc_difference']} (line: {fit['mrc_tolerance']})"
+                     + "".join(f"; items a history holds, mean {r['real_mean']} real and "
+                               f"{r['synthetic_mean']} profile, largest CDF difference "
+                               f"{r['max_cdf_difference']}" for r in fit.get("ids_per_sample", []))
+                     + ".")
+    for key, histories in (("simulate_M_ids_per_s", "full"),
+                           ("simulate_M_ids_per_s_ragged", "ragged")):
+        if key in figures:
+            text += (f"\n\nSimulating the sequence trace, {histories} histories (M ids/s, one "
+                     "process): " + ", ".join(f"`{k}` {v}" for k, v in figures[key].items()) + ".")
+    return text + "\n\nMeasured by " + provenance(record) + "."
 
 
 def _verdict_rows(label: str, verdicts: list[dict], names: list[str], budget: float,

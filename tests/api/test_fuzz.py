@@ -62,6 +62,7 @@ SUBMISSION_RULES = re.compile("|".join([
     r"a trial at", r"samples a whole percent",
     # multi-hot and sequence features against the dataset's tables
     r"sizes for the dataset's \d+ tables", r"no table named", r"is already a table",
+    r"min_length \d+ exceeds length \d+",
     r"bytes on a device for the tables'",
     # the cluster's hosts and devices, a spec's placements and its baseline
     r"cluster\.hosts", r"placement '[\w-]+': ", r"neither a listed scheduler nor a listed placement",

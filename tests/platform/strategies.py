@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from heraldbench.platform.data import InMemoryTrace, TableLayout
+from heraldbench.platform.data.ragged import with_pads
 
 __all__ = ["small_multi_hot_simulations", "small_simulations"]
 
@@ -59,3 +60,21 @@ def small_multi_hot_simulations(draw: st.DrawFn) -> tuple[InMemoryTrace, dict[st
     least = kw["batch_size"] * layout.ids_per_sample
     kw["cache_rows"] = max(kw["cache_rows"], least)
     return multi, kw
+
+
+@st.composite
+def small_ragged_simulations(draw: st.DrawFn) -> tuple[InMemoryTrace, dict[str, Any]]:
+    """:func:`small_multi_hot_simulations` whose wider tables are ragged: each sample reads
+    between 1 and the width ids of such a table (the columns past them repeat its last id)."""
+    multi, kw = draw(small_multi_hot_simulations())
+    layout = multi.layout
+    ragged = tuple(width > 1 and draw(st.booleans()) for width in layout.table_widths)
+    if not any(ragged):
+        return multi, kw
+    layout = TableLayout(layout.names, layout.sizes, layout.widths, (), ragged)
+    widths = np.asarray(layout.table_widths)
+    drawn = np.asarray(draw(st.lists(st.integers(1, 3), min_size=multi.num_samples * len(widths),
+                                     max_size=multi.num_samples * len(widths))))
+    lengths = np.where(ragged, np.minimum(drawn.reshape(multi.num_samples, -1), widths), widths)
+    ids = with_pads(multi.ids, lengths, layout.table_widths)
+    return InMemoryTrace(ids, multi.labels, multi.dense, layout, lengths=lengths), kw

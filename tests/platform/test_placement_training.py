@@ -11,13 +11,16 @@ KINDS = ["table-wise", "row-wise", "table-row-wise", "column-wise", "data-parall
          "recshard", "flexshard"]
 
 
-def _spec(backend: str = "emulated", kinds: list[str] = KINDS) -> dict:
+def _spec(backend: str = "emulated", kinds: list[str] = KINDS, ragged: bool = False) -> dict:
+    multi_hot = {"sizes": {"item": 2}, "pooling": "mean"}
+    sequence = {"user": "user", "item": "item", "length": 4}
+    if ragged:  # an item brings 1 or 2 ids, and a history holds 1 to 4 items
+        multi_hot, sequence = {**multi_hot, "lengths": "uniform"}, {**sequence, "min_length": 1}
     return {
         "name": "trained-placements", "mode": "train",
         "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": 6_000,
                     "scale": 1.0, "seed": 2,
-                    "features": {"multi_hot": {"sizes": {"item": 2}, "pooling": "mean"},
-                                 "sequence": {"user": "user", "item": "item", "length": 4}}},
+                    "features": {"multi_hot": multi_hot, "sequence": sequence}},
         "cluster": {"workers": 4, "batch_size": 16, "hosts": 2, "devices_per_host": 2},
         "cache": {"ratio": 0.5}, "embedding_dim": 8,
         "schedulers": [{"kind": "naive"}, {"kind": "herald"}],
@@ -27,8 +30,9 @@ def _spec(backend: str = "emulated", kinds: list[str] = KINDS) -> dict:
     }
 
 
-def test_every_placement_trains_the_synchronous_model_and_moves_what_is_counted() -> None:
-    document = train_experiment(parse_spec(_spec())).to_json()
+@pytest.mark.parametrize("ragged", [False, True], ids=["fixed", "ragged"])
+def test_every_placement_trains_the_synchronous_model_and_moves_what_is_counted(ragged) -> None:
+    document = train_experiment(parse_spec(_spec(ragged=ragged))).to_json()
     trained = {row["placement"]: row for row in document["placements_trained"]}
     assert list(trained) == KINDS
     for row in trained.values():

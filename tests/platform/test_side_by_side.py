@@ -162,3 +162,37 @@ def test_a_report_of_schedulers_alone_has_no_placement_section(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert "placement" not in (tmp_path / "report" / "comparison.md").read_text()
     assert not (tmp_path / "report" / "side_by_side.csv").exists()
+
+
+def test_a_spec_with_ragged_features_runs_every_scheduler_and_placement(tmp_path: Path) -> None:
+    """Ragged multi-hot and sequence tables: every cache scheduler counts the ids the samples
+    read (no pad), and every placement is placed beside them."""
+    from heraldbench.platform.schedulers import registered
+
+    spec = {
+        "name": "ragged",
+        "dataset": {"kind": "synthetic", "profile": "movielens-100k", "samples": 20000,
+                    "scale": 1.0, "seed": 1,
+                    "features": {"multi_hot": {"sizes": {"item": 3}, "lengths": "uniform",
+                                               "pooling": "mean"},
+                                 "sequence": {"user": "user", "item": "item", "length": 8,
+                                              "min_length": 1}}},
+        "cluster": {"workers": 4, "batch_size": 32, "hosts": 2},
+        "cache": {"rows": 4000}, "embedding_dim": 16,
+        "schedulers": [{"kind": k} for k in sorted(registered())],
+        "placements": [{"kind": k} for k in ("table-wise", "row-wise", "table-row-wise",
+                                              "column-wise", "data-parallel", "recshard",
+                                              "flexshard")],
+        "baseline": "row-wise",
+    }
+    done = _cli(tmp_path, spec, "simulate", "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    trace = parse_spec(spec).dataset.open()
+    batches = trace.num_samples // 128
+    lengths = next(trace.chunks(batches * 128)).lengths
+    assert trace.layout.ragged == (False, True, True) and lengths[:, 2].min() == 1
+    for run in doc["runs"]:
+        assert run["counts"]["accesses"] == lengths.sum(), run["scheduler"]
+    assert {r["scheduler"] for r in doc["runs"]} == set(registered())
+    assert len(doc["placements"]) == 7

@@ -216,5 +216,9 @@ def _check_table(result) -> Table:
             mark = "" if r is None or abs(r["difference"]) <= TRAFFIC_TOLERANCE else " ✗"
             cells.append("-" if r is None else f"{r['real']:.3f} / {r['synthetic']:.3f}{mark}")
         table.add_row(shape, scheduler, *cells)
+    for r in result.lengths:
+        table.add_row("ids a sample", r["table"], "-", "-",
+                      f"{r['real_mean']:.2f} / {r['synthetic_mean']:.2f} "
+                      f"(CDF Δ {r['max_cdf_difference']:.3f})")
     return table
 

@@ -98,12 +98,20 @@ class CacheView:
             ``valid``'s dtype and an int32), zero on entry and to be left zero on return. The
             simulator keeps them next to each row's state, so marking the rows of a batch costs
             no extra memory traffic; None where no such scratch is offered.
+        counted_ids: the batch's ids with every pad of a ragged table set to -1
+            (``data.ragged.marked_pads``), for a rule that counts an id each time a sample reads
+            it; None when the batch has no pads (then the batch's ids are the ones counted).
     """
 
     valid: np.ndarray
     cached: np.ndarray
     claims: np.ndarray | None = None
     tally: np.ndarray | None = None
+    counted_ids: np.ndarray | None = None
+
+    def counted(self, ids: np.ndarray) -> np.ndarray:
+        """The ids of the batch ``ids`` that a counting rule counts (:attr:`counted_ids`)."""
+        return ids if self.counted_ids is None else self.counted_ids
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,16 @@ import enum
 import numpy as np
 
 from heraldbench.platform.contract import IterationDecisions, Read, Send, Series
+from heraldbench.platform.data.ragged import real_ids
 
 __all__ = ["TALLY", "Tally", "tally_of"]
 
 
 class Tally(enum.IntEnum):
     """Per-iteration counters of the trainers: the simulator's :class:`Series` columns first,
-    then direct transfers, reads of outdated copies, and prefetch pulls (a part of
-    ``MISS_PULL`` that no lookup asked for)."""
+    then direct transfers, reads of outdated copies, prefetch pulls (a part of ``MISS_PULL``
+    that no lookup asked for), and the ids the batch's samples read (pads of ragged tables left
+    out)."""
 
     HITS = Series.HITS
     MISS_PULL = Series.MISS_PULL
@@ -32,6 +34,7 @@ class Tally(enum.IntEnum):
     DIRECT = len(Series)
     STALE_READS = len(Series) + 1
     PREFETCH = len(Series) + 2
+    ACCESSES = len(Series) + 3
 
 
 #: Names of the per-iteration counters, in :class:`Tally` order.
@@ -58,6 +61,8 @@ def tally_of(dec: IterationDecisions, workers: int) -> np.ndarray:
     tally[Tally.DIRECT] = np.count_nonzero(how == Send.DIRECT)
     tally[Tally.ALLREDUCE] = dec.allreduce(workers)
     tally[Tally.METADATA] = dec.version_checks
+    batch = dec.batch
+    tally[Tally.ACCESSES] = real_ids(batch.lengths, len(batch), batch.ids.shape[1])
     if dec.phase is not None:
         tally[Tally.MISS_PULL] += dec.phase.pulls(workers)
         tally[Tally.UPDATE_PUSH] += dec.phase.pushes()

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.data import FeaturesSpec, TraceSource, with_features
+from heraldbench.platform.data import FeaturesSpec, InMemoryTrace, TraceSource, with_features
+from heraldbench.platform.data.ragged import length_law, read_stream
 from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
 from heraldbench.platform.data.workload.trace import ProfileTrace
@@ -92,6 +93,8 @@ class CheckResult:
     mrc_synthetic: dict[str, float] = field(default_factory=dict)
     distinct_rows: int = 0
     samples: int = 0
+    #: per ragged table: the ids-per-sample law on both traces (:func:`compare_lengths`)
+    lengths: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def worst_traffic(self) -> float:
@@ -116,7 +119,7 @@ class CheckResult:
             "met": self.met,
             "traffic": self.rows,
             "miss_ratio_curve": {"real": self.mrc_real, "synthetic": self.mrc_synthetic},
-        }
+        } | ({"ids_per_sample": self.lengths} if self.lengths else {})
 
 
 def check_round_trip(
@@ -139,9 +142,13 @@ def compare_traces(
     ``real``, with caches sized on ``real``'s distinct rows."""
     real, synthetic = real.materialize(), synthetic.materialize()
     distinct = int(len(np.unique(real.ids)))
-    result = CheckResult(samples=real.num_samples, distinct_rows=distinct)
-    result.mrc_real = _rounded(miss_ratio_curve(real.ids, distinct))
-    result.mrc_synthetic = _rounded(miss_ratio_curve(synthetic.ids, distinct))
+    result = CheckResult(samples=real.num_samples, distinct_rows=distinct,
+                         lengths=compare_lengths(real, synthetic))
+    widths = real.layout.table_widths
+    result.mrc_real = _rounded(miss_ratio_curve(
+        read_stream(real.ids, real.lengths, widths), distinct))
+    result.mrc_synthetic = _rounded(miss_ratio_curve(
+        read_stream(synthetic.ids, synthetic.lengths, widths), distinct))
     for shape in shapes:
         cache_rows, batch = shape.sizes(distinct, real.layout.ids_per_sample)
         spec = round_trip_spec(shape.workers, batch, cache_rows)
@@ -154,6 +161,24 @@ def compare_traces(
             both[name] = {run.label: run.relative for run in runs}
         result.rows.extend(_compare(shape, batch, cache_rows, both))
     return result
+
+
+def compare_lengths(real: InMemoryTrace, synthetic: InMemoryTrace) -> list[dict[str, Any]]:
+    """Per ragged table, the law of ids a sample reads on each trace: the mean, and the largest
+    difference between the two laws' cumulative shares (Kolmogorov's distance)."""
+    rows = []
+    layout = real.layout
+    for t, ragged in enumerate(layout.ragged):
+        if not ragged:
+            continue
+        width = layout.table_widths[t]
+        laws = [length_law(trace.lengths[:, t], width) for trace in (real, synthetic)]
+        means = [float(law @ np.arange(width + 1)) for law in laws]
+        rows.append({"table": layout.names[t], "real_mean": round(means[0], 3),
+                     "synthetic_mean": round(means[1], 3),
+                     "max_cdf_difference": round(float(np.abs(
+                         np.cumsum(laws[0]) - np.cumsum(laws[1])).max()), 4)})
+    return rows
 
 
 def round_trip_spec(workers: int, batch: int, cache_rows: int):

@@ -55,6 +55,11 @@ def check_markdown(result: CheckResult, profile: WorkloadProfile) -> str:
     for key, real in result.mrc_real.items():
         syn = result.mrc_synthetic[key]
         lines.append(f"| {float(key):.0%} | {real:.3f} | {syn:.3f} | {syn - real:+.3f} |")
+    if result.lengths:
+        lines += ["", "| ragged table | real ids a sample | synthetic | largest CDF difference |",
+                  "|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {r['table']} | {r['real_mean']:.3f} | {r['synthetic_mean']:.3f} | "
+                  f"{r['max_cdf_difference']:.4f} |" for r in result.lengths]
     return "\n".join(lines) + "\n"
 
 

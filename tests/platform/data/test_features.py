@@ -112,3 +112,79 @@ def test_a_one_hot_spec_reads_and_stores_as_before() -> None:
     spec = SyntheticCriteoSpec(samples=100, scale=0.001)
     assert "features" not in spec.model_dump(mode="json")
     assert spec.open().layout.one_hot
+
+
+def test_a_ragged_history_holds_the_users_previous_items_up_to_its_length() -> None:
+    log, length, shortest = user_item_log(), 5, 2
+    trace = with_features(log, FeaturesSpec(sequence={"user": "user", "item": "item",
+                                                      "length": length, "min_length": shortest}))
+    made = next(trace.chunks(trace.num_samples))
+    expected, past = [], defaultdict(lambda: deque(maxlen=length))
+    history_offset = log.layout.total_rows
+    for user, item in log.ids:
+        if len(past[user]) >= shortest:
+            expected.append([h - log.layout.offsets[1] + history_offset for h in past[user]])
+        past[user].append(item)
+    assert trace.layout.ragged == (False, False, True)
+    assert trace.num_samples == len(expected) == len(made)
+    assert made.lengths[:, :2].tolist() == [[1, 1]] * len(expected)
+    assert made.lengths[:, 2].tolist() == [len(h) for h in expected]
+    assert {shortest, length} <= set(made.lengths[:, 2].tolist())
+    for row, history in zip(made.ids[:, 2:].tolist(), expected):
+        assert row == history + [history[-1]] * (length - len(history))  # pads repeat the last
+
+
+def test_uniform_multi_hot_lengths_are_a_fixed_function_of_the_id() -> None:
+    spec = SyntheticCriteoSpec(samples=2_000, scale=0.001,
+                               features={"multi_hot": {"sizes": {"C3": 4}, "lengths": "uniform"}})
+    trace = spec.open()
+    chunk = next(trace.chunks(trace.num_samples))
+    first, lengths = chunk.ids[:, 2], chunk.lengths[:, 2]
+    assert set(lengths.tolist()) == {1, 2, 3, 4}
+    by_id = {}
+    for k, n in zip(first.tolist(), lengths.tolist()):
+        assert by_id.setdefault(k, n) == n
+    fixed = SyntheticCriteoSpec(samples=2_000, scale=0.001,
+                                features={"multi_hot": {"sizes": {"C3": 4}}}).open()
+    widened = next(fixed.chunks(trace.num_samples)).ids[:, 2:6]
+    real = np.arange(4)[None, :] < lengths[:, None]
+    assert (chunk.ids[:, 2:6][real] == widened[real]).all()  # the same ids, fewer of them
+
+
+def test_a_ragged_trace_replays_and_spills_with_its_lengths(tmp_path) -> None:
+    from heraldbench.platform.data import SpilledTrace
+
+    trace = with_features(user_item_log(), FeaturesSpec(sequence={
+        "user": "user", "item": "item", "length": 6, "min_length": 1}))
+    whole = next(trace.chunks(10_000))
+    pieces = list(trace.chunks(37, ids_only=True))
+    assert (np.concatenate([c.lengths for c in pieces]) == whole.lengths).all()
+    spilled = SpilledTrace(trace, str(tmp_path))
+    list(spilled.chunks(500, ids_only=True))  # the first read spills
+    assert spilled.describe()["spilled"]
+    again = next(spilled.chunks(10_000, ids_only=True))
+    assert (again.ids == whole.ids).all() and (again.lengths == whole.lengths).all()
+    positions = np.array([5, 3, 400, 3])
+    picked = spilled.id_samples_at(positions)
+    assert (picked.lengths == whole.lengths[positions]).all()
+    assert (picked.ids == whole.ids[positions]).all()
+
+
+def test_lengths_that_do_not_fit_the_layout_are_refused() -> None:
+    from heraldbench.platform.exceptions import DataError
+
+    layout = TableLayout(("a", "b"), (5, 5), (1, 3), (), (False, True))
+    ids = np.array([[0, 5, 6, 6]])
+    with pytest.raises(DataError, match="outside 1..3"):
+        InMemoryTrace(ids, np.zeros(1), np.zeros((1, 0)), layout, lengths=np.array([[1, 4]]))
+    with pytest.raises(DataError, match="does not repeat"):
+        InMemoryTrace(ids, np.zeros(1), np.zeros((1, 0)), layout, lengths=np.array([[1, 1]]))
+    with pytest.raises(DataError, match="needs each sample's lengths"):
+        InMemoryTrace(ids, np.zeros(1), np.zeros((1, 0)), layout)
+    assert InMemoryTrace(ids, np.zeros(1), np.zeros((1, 0)), layout,
+                         lengths=np.array([[1, 2]])).lengths.tolist() == [[1, 2]]
+
+
+def test_min_length_beyond_length_is_refused() -> None:
+    with pytest.raises(ValueError, match="min_length 7 exceeds length 5"):
+        FeaturesSpec(sequence={"user": "u", "item": "i", "length": 5, "min_length": 7})

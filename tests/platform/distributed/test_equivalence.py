@@ -161,14 +161,18 @@ def _plus(experiment):
     return next(run for run in experiment.runs if run.scheduler == "herald-plus")
 
 
-def test_many_ids_a_table_train_the_emulated_trainers_model_in_float64():
-    """Multi-hot and sequence tables: every id's row crosses the process group, and the model
-    pools them, as the emulated trainer does."""
+@pytest.mark.parametrize("lengths", ["fixed", "ragged"])
+def test_many_ids_a_table_train_the_emulated_trainers_model_in_float64(lengths):
+    """Multi-hot and sequence tables, of fixed or ragged lengths: every id's row crosses the
+    process group, and the model pools them, as the emulated trainer does."""
+    ragged = lengths == "ragged"
+
     def spec(backend: str):
         data = train_spec(["naive", "herald"], backend=backend, dtype="float64")
         data["dataset"]["features"] = {
-            "multi_hot": {"sizes": {"C1": 3, "C21": 5}, "pooling": "mean"},
-            "sequence": {"user": "C3", "item": "C4", "length": 2}}
+            "multi_hot": {"sizes": {"C1": 3, "C21": 5}, "pooling": "mean",
+                          "lengths": "uniform" if ragged else "fixed"},
+            "sequence": {"user": "C3", "item": "C4", "length": 3, "min_length": 1 if ragged else 3}}
         data["cache"] = {"ratio": 0.2}
         return parse_spec(data)
 
@@ -177,3 +181,4 @@ def test_many_ids_a_table_train_the_emulated_trainers_model_in_float64():
     for e, d in zip(emulated, distributed, strict=True):
         assert d.outcome.iterations == e.outcome.iterations > 0
         assert _max_difference(e, d) < 1e-12, e.label
+        assert d.outcome.counts == e.outcome.counts, e.label  # accesses: the ids read, no pad

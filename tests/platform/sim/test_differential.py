@@ -16,7 +16,11 @@ from hypothesis import strategies as st
 
 from heraldbench.platform.data import InMemoryTrace
 from tests.platform.sim.test_reference_golden import run_both
-from tests.platform.strategies import small_multi_hot_simulations, small_simulations
+from tests.platform.strategies import (
+    small_multi_hot_simulations,
+    small_ragged_simulations,
+    small_simulations,
+)
 
 KINDS = ("naive", "herald", "herald-sync-only", "herald-partition-only")
 
@@ -45,6 +49,19 @@ def test_fast_simulator_matches_reference_with_many_ids_a_table(
 ) -> None:
     """Multi-hot samples (a row read twice by one sample included): a sample's working set is
     its distinct ids, its accesses all of them, in the fast simulator as in the reference."""
+    trace, kw = case
+    reference, fast = run_both(trace, kind, consistency=consistency, **kw)
+    assert fast == reference
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_ragged_simulations(), st.sampled_from(KINDS),
+       st.sampled_from(["strict", "optimistic"]))
+def test_fast_simulator_matches_reference_on_ragged_tables(
+    case: tuple[InMemoryTrace, dict[str, Any]], kind: str, consistency: str,
+) -> None:
+    """Ragged tables: the fast simulator reads padded columns and the lengths, the reference
+    only each sample's ids as it reads them; accesses, scores and every count agree."""
     trace, kw = case
     reference, fast = run_both(trace, kind, consistency=consistency, **kw)
     assert fast == reference

@@ -71,7 +71,7 @@ class FirstSeenTrace(TraceSource):
         for chunk in self.source.chunks(_BLOCK_SAMPLES, ids_only):
             ids = np.empty_like(chunk.ids, dtype=ROW_ID_DTYPE)
             _renumber(chunk.ids, ids, number, offsets, next_free)
-            yield SampleChunk(ids, chunk.labels, chunk.dense)
+            yield SampleChunk(ids, chunk.labels, chunk.dense, chunk.lengths)
 
 
 @numba.njit(cache=True, nogil=True)

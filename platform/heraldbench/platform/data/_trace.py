@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from heraldbench.platform.data._features_spec import FeaturesSpec
+from heraldbench.platform.data.ragged import checked_lengths
 from heraldbench.platform.exceptions import DataError, SpecError
 
 __all__ = ["DatasetSpecBase", "InMemoryTrace", "SampleChunk", "TableLayout", "TraceSource"]
@@ -46,11 +47,15 @@ class TableLayout:
     widths: tuple[int, ...] = ()
     #: Per table, one of :data:`POOLINGS`; () when every table is pooled by sum.
     poolings: tuple[str, ...] = ()
+    #: Per table, whether a sample may read fewer ids than its width (a ragged table: chunks carry
+    #: :attr:`SampleChunk.lengths`); () when every sample reads every table's full width.
+    ragged: tuple[bool, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.names) != len(self.sizes):
             raise DataError(f"{len(self.names)} table names but {len(self.sizes)} sizes")
-        for label, values in (("widths", self.widths), ("poolings", self.poolings)):
+        for label, values in (("widths", self.widths), ("poolings", self.poolings),
+                              ("ragged", self.ragged)):
             if values and len(values) != len(self.sizes):
                 raise DataError(f"{len(values)} {label} for {len(self.sizes)} tables")
         if self.widths and min(self.widths) < 1:
@@ -80,6 +85,11 @@ class TableLayout:
         return not self.widths or max(self.widths) == 1
 
     @property
+    def is_ragged(self) -> bool:
+        """Whether some table's samples read fewer ids than its width (:attr:`ragged`)."""
+        return any(self.ragged)
+
+    @property
     def table_widths(self) -> tuple[int, ...]:
         return self.widths or (1,) * len(self.sizes)
 
@@ -106,22 +116,36 @@ class SampleChunk:
         ids: (n, F) int32 global row ids.
         labels: (n,) float32 in {0, 1}.
         dense: (n, D) float32 dense features (D may be 0).
+        lengths: (n, T) int32, the ids each sample reads from each table, for a layout with
+            ragged tables (:attr:`TableLayout.ragged`); None where every sample fills every
+            table's width. A table's ids fill its first ``lengths`` columns and the columns past
+            them repeat its last id (see :mod:`heraldbench.platform.data.ragged`).
     """
 
     ids: np.ndarray
     labels: np.ndarray
     dense: np.ndarray
+    lengths: np.ndarray | None = None
 
     @classmethod
-    def ids_alone(cls, ids: np.ndarray, num_dense: int) -> SampleChunk:
+    def ids_alone(cls, ids: np.ndarray, num_dense: int,
+                  lengths: np.ndarray | None = None) -> SampleChunk:
         """A chunk of ids whose labels and dense features were not read (an ids-only reader)."""
-        return cls(ids, np.empty(0, np.float32), np.empty((0, num_dense), np.float32))
+        return cls(ids, np.empty(0, np.float32), np.empty((0, num_dense), np.float32), lengths)
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
     def slice(self, start: int, stop: int) -> SampleChunk:
-        return SampleChunk(self.ids[start:stop], self.labels[start:stop], self.dense[start:stop])
+        return SampleChunk(self.ids[start:stop], self.labels[start:stop], self.dense[start:stop],
+                           None if self.lengths is None else self.lengths[start:stop])
+
+    def take(self, at: np.ndarray) -> SampleChunk:
+        """The samples at positions ``at`` of this chunk (labels and dense features only where
+        the chunk has them)."""
+        return SampleChunk(self.ids[at], self.labels[at] if self.labels.size else self.labels,
+                           self.dense[at] if self.dense.shape[0] else self.dense,
+                           None if self.lengths is None else self.lengths[at])
 
 
 class TraceSource(abc.ABC):
@@ -201,21 +225,31 @@ class TraceSource(abc.ABC):
             lo, hi = np.searchsorted(wanted, [start, start + len(chunk)])
             if hi > lo:
                 picked = wanted[lo:hi] - start
-                parts.append((order[lo:hi], SampleChunk(chunk.ids[picked], chunk.labels[picked],
-                                                        chunk.dense[picked])))
+                parts.append((order[lo:hi], chunk.take(picked)))
             start += len(chunk)
         out = SampleChunk(
             np.empty((positions.size, self.layout.ids_per_sample), ROW_ID_DTYPE),
             np.empty(positions.size, np.float32),
             np.empty((positions.size, self.num_dense), np.float32),
+            np.empty((positions.size, self.layout.num_tables), np.int32)
+            if self.layout.is_ragged else None,
         )
         for where, part in parts:
             out.ids[where], out.labels[where], out.dense[where] = part.ids, part.labels, part.dense
+            if out.lengths is not None:
+                out.lengths[where] = part.lengths
         return out
 
     def ids_at(self, positions: np.ndarray) -> np.ndarray:
         """The ids of the samples at ``positions``, shape (n, F) (see :meth:`samples_at`)."""
         return self.samples_at(positions).ids
+
+    def id_samples_at(self, positions: np.ndarray) -> SampleChunk:
+        """The samples at ``positions`` with their ids and, for a ragged layout, their lengths;
+        labels and dense features may be left empty."""
+        if self.layout.is_ragged:
+            return self.samples_at(positions)
+        return SampleChunk.ids_alone(self.ids_at(positions), self.num_dense)
 
     def renumbered(self, rows: np.ndarray) -> np.ndarray:
         """The ids this trace gives ``rows``, named as the traces it reads name them: the same
@@ -243,6 +277,7 @@ def _concat(chunks: list[SampleChunk]) -> SampleChunk:
         np.concatenate([c.ids for c in chunks]),
         np.concatenate([c.labels for c in chunks]),
         np.concatenate([c.dense for c in chunks]),
+        None if chunks[0].lengths is None else np.concatenate([c.lengths for c in chunks]),
     )
 
 
@@ -255,6 +290,8 @@ class InMemoryTrace(TraceSource):
     dense: np.ndarray
     layout: TableLayout
     info: dict[str, Any] = field(default_factory=dict)
+    #: (n, T) ids per sample per table, for a ragged layout (:attr:`SampleChunk.lengths`).
+    lengths: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.ids = np.ascontiguousarray(self.ids, dtype=ROW_ID_DTYPE)
@@ -270,6 +307,7 @@ class InMemoryTrace(TraceSource):
         self.num_samples = n
         self.num_dense = self.dense.shape[1]
         self._check_ranges()
+        self.lengths = checked_lengths(self.ids, self.lengths, self.layout)
 
     def _check_ranges(self) -> None:
         if self.num_samples == 0:
@@ -291,7 +329,7 @@ class InMemoryTrace(TraceSource):
     def from_chunk(
         cls, chunk: SampleChunk, layout: TableLayout, info: dict[str, Any] | None = None
     ) -> InMemoryTrace:
-        return cls(chunk.ids, chunk.labels, chunk.dense, layout, dict(info or {}))
+        return cls(chunk.ids, chunk.labels, chunk.dense, layout, dict(info or {}), chunk.lengths)
 
     @classmethod
     def from_local_ids(
@@ -311,13 +349,13 @@ class InMemoryTrace(TraceSource):
         return cls(ids, labels, dense, layout)
 
     def _blocks(self) -> Iterator[SampleChunk]:
-        yield SampleChunk(self.ids, self.labels, self.dense)
+        yield SampleChunk(self.ids, self.labels, self.dense, self.lengths)
 
     random_access = True
 
     def samples_at(self, positions: np.ndarray) -> SampleChunk:
-        at = self._checked_positions(positions)
-        return SampleChunk(self.ids[at], self.labels[at], self.dense[at])
+        return SampleChunk(self.ids, self.labels, self.dense, self.lengths).take(
+            self._checked_positions(positions))
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), **self.info}

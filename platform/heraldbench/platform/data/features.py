@@ -82,16 +82,21 @@ class FeaturedTrace(TraceSource):
         self.num_dense = base.num_dense
         names, sizes = list(base.layout.names), list(base.layout.sizes)
         widths, poolings = [1] * len(sizes), ["sum"] * len(sizes)
-        if features.multi_hot is not None:
-            widths = list(multi_hot_widths(features.multi_hot, base.layout.names))
-            poolings = [features.multi_hot.pooling if k > 1 else "sum" for k in widths]
+        multi_hot = features.multi_hot
+        if multi_hot is not None:
+            widths = list(multi_hot_widths(multi_hot, base.layout.names))
+            poolings = [multi_hot.pooling if k > 1 else "sum" for k in widths]
+        ragged = [multi_hot is not None and multi_hot.lengths == "uniform" and k > 1
+                  for k in widths]
         self._sequence = _SequenceFeature(features.sequence, base) if features.sequence else None
         if self._sequence is not None:
             names.append(self._sequence.spec.name)
             sizes.append(self._sequence.item_rows)
             widths.append(self._sequence.spec.length)
             poolings.append("sequence")
-        self.layout = TableLayout(tuple(names), tuple(sizes), tuple(widths), tuple(poolings))
+            ragged.append(self._sequence.spec.shortest < self._sequence.spec.length)
+        self.layout = TableLayout(tuple(names), tuple(sizes), tuple(widths), tuple(poolings),
+                                  tuple(ragged) if any(ragged) else ())
         self._widths = np.asarray(widths[: base.layout.num_tables], np.int64)
         self.num_samples = (self._sequence.samples() if self._sequence is not None
                             else base.num_samples)
@@ -104,20 +109,34 @@ class FeaturedTrace(TraceSource):
 
     def _made(self, blocks: Iterator[SampleChunk]) -> Iterator[SampleChunk]:
         history = self._sequence.fresh_history() if self._sequence is not None else None
+        tables = self.base.layout.num_tables
         for block in blocks:
-            history_ids = None
+            history_ids = history_lengths = None
             if self._sequence is not None:
-                block, history_ids = self._sequence.apply(block, history)
-            ids = self._widened(block.ids) if self.features.multi_hot is not None else block.ids
+                block, history_ids, history_lengths = self._sequence.apply(block, history)
+            ids, lengths = block.ids, None
+            if self.features.multi_hot is not None:
+                ids, lengths = self._widened(block.ids)
             if history_ids is not None:
                 ids = np.concatenate([ids, history_ids], axis=1)
-            yield SampleChunk(np.ascontiguousarray(ids, ROW_ID_DTYPE), block.labels, block.dense)
+            if self.layout.is_ragged:
+                if lengths is None:
+                    lengths = np.broadcast_to(self._widths.astype(np.int32), (len(ids), tables))
+                if history_lengths is not None:
+                    lengths = np.concatenate([lengths, history_lengths[:, None]], axis=1)
+                lengths = np.ascontiguousarray(lengths, np.int32)
+            yield SampleChunk(np.ascontiguousarray(ids, ROW_ID_DTYPE), block.labels, block.dense,
+                              lengths)
 
-    def _widened(self, ids: np.ndarray) -> np.ndarray:
+    def _widened(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """The tables' ids widened, and how many each sample reads per table when those vary."""
         spec = self.features.multi_hot
         layout = self.base.layout
-        return _widen(ids, self._widths, layout.offsets, np.asarray(layout.sizes, np.int64),
-                      np.uint64(spec.seed), spec.distribution == "pareto")
+        varying = spec.lengths == "uniform"
+        widened, lengths = _widen(ids, self._widths, layout.offsets,
+                                  np.asarray(layout.sizes, np.int64), np.uint64(spec.seed),
+                                  spec.distribution == "pareto", varying)
+        return widened, (lengths if varying else None)
 
     def describe(self) -> dict:
         return {**self.base.describe(), "samples": self.num_samples,
@@ -139,65 +158,79 @@ class _SequenceFeature:
         self.history_offset = int(base.layout.total_rows)  # the new table's rows come last
 
     def samples(self) -> int:
-        """Samples with a full history: a user's samples after their first ``length``."""
+        """Samples kept: a user's samples after their first ``min_length`` (``length`` unless
+        histories are ragged)."""
         counts = np.zeros(self.user_rows, np.int64)
         offset = int(self.base.layout.offsets[self.user])
         for block in self.base._id_blocks():
             counts += np.bincount(block.ids[:, self.user] - offset, minlength=self.user_rows)
-        return int(np.maximum(counts - self.spec.length, 0).sum())
+        return int(np.maximum(counts - self.spec.shortest, 0).sum())
 
     def fresh_history(self) -> tuple[np.ndarray, np.ndarray]:
         """Per user: the last ``length`` items (a ring, local ids) and how many were seen."""
         return (np.zeros((self.user_rows, self.spec.length), np.int32),
                 np.zeros(self.user_rows, np.int64))
 
-    def apply(self, block: SampleChunk, history) -> tuple[SampleChunk, np.ndarray]:
+    def apply(self, block: SampleChunk,
+              history) -> tuple[SampleChunk, np.ndarray, np.ndarray]:
+        """The block's kept samples, their histories' ids and the histories' lengths."""
         ring, seen = history
         users = block.ids[:, self.user].astype(np.int64) - int(self.base.layout.offsets[self.user])
         items = block.ids[:, self.item].astype(np.int64) - self.item_offset
-        keep, made = _histories(users, items, ring, seen)
+        keep, made, lengths = _histories(users, items, ring, seen, np.int64(self.spec.shortest))
         kept = np.flatnonzero(keep)
-        labels = block.labels[kept] if block.labels.size else block.labels
-        dense = block.dense[kept] if block.dense.shape[0] else block.dense
-        return (SampleChunk(block.ids[kept], labels, dense),
-                (made[kept] + self.history_offset).astype(ROW_ID_DTYPE))
+        return (block.take(kept), (made[kept] + self.history_offset).astype(ROW_ID_DTYPE),
+                lengths[kept].astype(np.int32))
 
 
 @numba.njit(cache=True, nogil=True)
-def _histories(users, items, ring, seen):  # pragma: no cover - compiled
-    """Each sample's user's previous items, oldest first, then the sample's item joins them."""
+def _histories(users, items, ring, seen, shortest):  # pragma: no cover - compiled
+    """Each sample's user's previous items (the last ``length`` at most, oldest first; a pad
+    repeats the newest), then the sample's item joins them."""
     n, length = users.shape[0], ring.shape[1]
     keep = np.zeros(n, np.bool_)
     made = np.zeros((n, length), np.int64)
+    lengths = np.zeros(n, np.int64)
     for i in range(n):
         u = users[i]
         count = seen[u]
-        if count >= length:
+        if count >= shortest:
             keep[i] = True
+            held = min(count, length)
+            lengths[i] = held
             for j in range(length):
-                made[i, j] = ring[u, (count + j) % length]
+                made[i, j] = ring[u, (count - held + min(j, held - 1)) % length]
         ring[u, count % length] = items[i]
         seen[u] = count + 1
-    return keep, made
+    return keep, made, lengths
 
 
 @numba.njit(cache=True, nogil=True)
-def _widen(ids, widths, offsets, sizes, seed, pareto):  # pragma: no cover - compiled
+def _widen(ids, widths, offsets, sizes, seed, pareto, varying):  # pragma: no cover - compiled
     """Table after table, the sample's id then its ``k − 1`` extra ids, each a hash of (seed,
-    table, id, position) mapped onto the table's rows."""
+    table, id, position) mapped onto the table's rows. With ``varying``, an id brings
+    ``1 + hash(seed, table, id) mod k`` ids, and the columns past them repeat the last."""
     n, tables = ids.shape
     out = np.empty((n, widths.sum()), np.int64)
+    lengths = np.empty((n, tables), np.int64)
     for i in range(n):
         column = 0
         for t in range(tables):
             out[i, column] = ids[i, t]
             local = np.uint64(ids[i, t] - offsets[t])
+            key = seed ^ (np.uint64(t) << np.uint64(48)) ^ (local << np.uint64(12))
+            held = widths[t]
+            if varying:
+                held = np.int64(1) + np.int64(_mix(~key) % np.uint64(widths[t]))
+            lengths[i, t] = held
             for j in range(1, widths[t]):
-                draw = _mix(seed ^ (np.uint64(t) << np.uint64(48)) ^ (local << np.uint64(12))
-                            ^ np.uint64(j))
-                out[i, column + j] = offsets[t] + _extra_row(draw, sizes[t], pareto)
+                if j < held:
+                    draw = _mix(key ^ np.uint64(j))
+                    out[i, column + j] = offsets[t] + _extra_row(draw, sizes[t], pareto)
+                else:
+                    out[i, column + j] = out[i, column + j - 1]
             column += widths[t]
-    return out
+    return out, lengths
 
 
 @numba.njit(cache=True, inline="always")

@@ -10,7 +10,7 @@ computes labels and features from them (:meth:`TraceSource.whole_samples`); else
 read of whole samples spills them all, once (one more pass over the source).
 
 Disk: ``4·F`` bytes per sample for the ids alone (4.8 GB for Criteo Kaggle's 45.8 M samples),
-``4·(F + D + 1)`` for whole samples (7.3 GB), in anonymous files of the system's temporary
+``4·(F + D + 1)`` for whole samples (7.3 GB), and ``4·T`` more for a ragged trace's lengths, in anonymous files of the system's temporary
 directory (``TMPDIR``) that vanish with the process, however it ends. Memory: one block (and
 the source's own, e.g. a ring per generating thread). Where the disk lacks room the trace is
 read from its source each time, as without this wrapper (``describe()["spilled"]`` says what is
@@ -59,7 +59,10 @@ class SpilledTrace(TraceSource):
         self._ids: Any = None  # file of every sample's ids
         self._rest: tuple[Any, Any] | None = None  # files of every sample's labels, dense features
         self._rest_tried = False  # a pass to spill whole samples after the ids ran once
-        self._widths = (self.layout.ids_per_sample * 4, 4, self.num_dense * 4)  # bytes per sample
+        # a ragged trace's lengths are spilled after each sample's ids, in the ids' file
+        self._id_columns = self.layout.ids_per_sample + (
+            self.layout.num_tables if self.layout.is_ragged else 0)
+        self._widths = (self._id_columns * 4, 4, self.num_dense * 4)  # bytes per sample
 
     @property
     def bytes_needed(self) -> int:
@@ -168,6 +171,11 @@ class SpilledTrace(TraceSource):
             return self.source.ids_at(positions)
         return self._gathered(positions, ids_only=True).ids
 
+    def id_samples_at(self, positions: np.ndarray) -> SampleChunk:
+        if self._ids is None:
+            return self.source.id_samples_at(positions)
+        return self._gathered(positions, ids_only=True)
+
     def _gathered(self, positions: np.ndarray, ids_only: bool) -> SampleChunk:
         """The samples at ``positions`` (any order, repeats allowed), read span by span; a run of
         consecutive samples in order (FAE's hot/cold split asks for blocks so) is read as it lies,
@@ -186,6 +194,8 @@ class SpilledTrace(TraceSource):
             span = self._read(lo, hi, ids_only)
             picked, where = wanted[group] - lo, order[group]
             out.ids[where] = span.ids[picked]
+            if out.lengths is not None:
+                out.lengths[where] = span.lengths[picked]
             if not ids_only:
                 out.labels[where], out.dense[where] = span.labels[picked], span.dense[picked]
         return out
@@ -193,21 +203,29 @@ class SpilledTrace(TraceSource):
     def _read(self, start: int, stop: int, ids_only: bool = False) -> SampleChunk:
         """Samples ``start..stop`` from the files (``os.preadv``: threads may read at once)."""
         out = self._empty(stop - start, ids_only)
+        packed = out.ids if out.lengths is None else np.empty(
+            (stop - start, self._id_columns), ROW_ID_DTYPE)
         files = (self._ids,) if ids_only else (self._ids, *self._rest)  # type: ignore[misc]
-        arrays = (out.ids,) if ids_only else (out.ids, out.labels, out.dense)
+        arrays = (packed,) if ids_only else (packed, out.labels, out.dense)
         for file, width, array in zip(files, self._widths, arrays):
             if array.nbytes:
                 got = os.preadv(file.fileno(), [memoryview(array).cast("B")], start * width)
                 if got != array.nbytes:
                     raise DataError(f"the spilled trace's file ended {array.nbytes - got} bytes "
                                     f"short of samples {start}..{stop - 1}")
+        if out.lengths is not None:
+            columns = self.layout.ids_per_sample
+            out.ids[:], out.lengths[:] = packed[:, :columns], packed[:, columns:]
         return out
 
     def _empty(self, n: int, ids_only: bool) -> SampleChunk:
         ids = np.empty((n, self.layout.ids_per_sample), ROW_ID_DTYPE)
+        lengths = (np.empty((n, self.layout.num_tables), np.int32) if self.layout.is_ragged
+                   else None)
         if ids_only:
-            return SampleChunk.ids_alone(ids, self.num_dense)
-        return SampleChunk(ids, np.empty(n, np.float32), np.empty((n, self.num_dense), np.float32))
+            return SampleChunk.ids_alone(ids, self.num_dense, lengths)
+        return SampleChunk(ids, np.empty(n, np.float32), np.empty((n, self.num_dense), np.float32),
+                           lengths)
 
 
 def _one_run(positions: np.ndarray) -> bool:
@@ -227,7 +245,10 @@ def _close(files) -> None:
 def _appended(files: tuple[Any, ...], chunk: SampleChunk) -> bool:
     """Append ``chunk``'s ids, then its labels and dense features (as many as ``files``) to
     ``files``; False if the disk refused (full, or gone)."""
-    arrays = (chunk.ids.astype(ROW_ID_DTYPE, copy=False),
+    ids = chunk.ids.astype(ROW_ID_DTYPE, copy=False)
+    if chunk.lengths is not None:
+        ids = np.concatenate([ids, chunk.lengths.astype(ROW_ID_DTYPE, copy=False)], axis=1)
+    arrays = (ids,
               chunk.labels.astype(np.float32, copy=False),
               chunk.dense.astype(np.float32, copy=False))  # fmt: skip
     try:

@@ -251,7 +251,7 @@ def _outcome(run, scheduler, trace, flushed, samples, trained, evaluating, repor
     timing = {name: measured["seconds"][name] for name in PHASES}
     timing |= {"evaluation": evaluating, "train": trained}
     return TrainOutcome(
-        counts=outcome_counts(series, flushed, iterations, scheduler, trace),
+        counts=outcome_counts(series, flushed),
         series=series,
         iterations=iterations,
         samples_trained=samples,

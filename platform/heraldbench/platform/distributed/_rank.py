@@ -28,7 +28,12 @@ from heraldbench.platform.distributed._shard import PSLayout, PSShard
 from heraldbench.platform.distributed._steps import RowMover
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
-from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
+from heraldbench.platform.train.model import (
+    DLRM,
+    batch_lengths,
+    init_embedding_table,
+    trace_model_config,
+)
 from heraldbench.platform.train.rows import reduce_rows
 
 __all__ = ["RankRun", "RankSetup"]
@@ -111,7 +116,8 @@ class RankRun:
             dense = torch.from_numpy(batch.dense[mine]).to(self.device, self.dtype)
             labels = torch.from_numpy(batch.labels[mine]).to(self.device, self.dtype)
             sparse = F.embedding(inverse, rows).requires_grad_()
-            logits = self.model(dense, sparse)
+            lengths = None if batch.lengths is None else batch.lengths[mine]
+            logits = self.model(dense, sparse, batch_lengths(lengths, self.device))
             loss = F.binary_cross_entropy_with_logits(logits, labels, reduction="sum")
             loss = loss / self.global_batch
             self.optimizer.zero_grad(set_to_none=False)

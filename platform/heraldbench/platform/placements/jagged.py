@@ -38,15 +38,24 @@ class JaggedIds:
         return cls.from_columns(ids, offsets, np.ones(len(offsets), np.int64))
 
     @classmethod
-    def from_columns(cls, ids: np.ndarray, offsets: np.ndarray, widths: np.ndarray) -> JaggedIds:
+    def from_columns(cls, ids: np.ndarray, offsets: np.ndarray, widths: np.ndarray,
+                     lengths: np.ndarray | None = None) -> JaggedIds:
         """From a chunk's (n, Σ widths) global ids, table ``t``'s ``widths[t]`` ids in consecutive
-        columns (a trace's layout: ``TableLayout.table_widths``), and the tables' first ids."""
+        columns (a trace's layout: ``TableLayout.table_widths``), and the tables' first ids; with
+        a ragged chunk's (n, F) ``lengths`` (``SampleChunk.lengths``), its pads left out."""
         ids = np.asarray(ids, np.int64)
         ends = np.cumsum(widths)
         starts = ends - widths
-        values = [(ids[:, a:b] - offsets[t]).ravel() for t, (a, b) in enumerate(zip(starts, ends))]
-        lengths = np.repeat(np.asarray(widths, np.int32)[:, None], ids.shape[0], axis=1)
-        return cls(lengths, np.ascontiguousarray(np.concatenate(values), dtype=np.int32))
+        values = []
+        for t, (a, b) in enumerate(zip(starts, ends)):
+            block = ids[:, a:b] - offsets[t]
+            if lengths is not None and b - a > 1:
+                block = block[np.arange(b - a)[None, :] < lengths[:, t:t + 1]]
+            values.append(block.ravel())
+        per_table = (np.repeat(np.asarray(widths, np.int32)[:, None], ids.shape[0], axis=1)
+                     if lengths is None else np.asarray(lengths, np.int32).T)
+        return cls(np.ascontiguousarray(per_table),
+                   np.ascontiguousarray(np.concatenate(values), dtype=np.int32))
 
     def table_starts(self) -> np.ndarray:
         """Where each table's values begin, shape (F + 1,)."""

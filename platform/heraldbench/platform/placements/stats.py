@@ -16,7 +16,7 @@ def jagged_batches(source: TraceSource, samples: int):
     offsets = source.layout.offsets
     widths = np.asarray(source.layout.table_widths, np.int64)
     for chunk in source.chunks(samples, ids_only=True):
-        yield JaggedIds.from_columns(chunk.ids, offsets, widths)
+        yield JaggedIds.from_columns(chunk.ids, offsets, widths, chunk.lengths)
 
 
 def stats_of_batches(batches, sizes: tuple[int, ...]) -> AccessStats:

@@ -80,7 +80,8 @@ RANDOM = PartitionRule(
 #: Herald's: each sample to the worker holding most of its ids valid, m samples per worker.
 LOCATION_AWARE = PartitionRule(
     "location-aware",
-    lambda s, ids, view, it: location_aware_partition(ids, view.valid, s.workers, s.batch_size, it),
+    lambda s, ids, view, it: location_aware_partition(view.counted(ids), view.valid, s.workers,
+                                                      s.batch_size, it),
 )
 #: Every updated row is pushed after every iteration.
 WRITE_THROUGH = SyncRuleOf("write-through", lambda spec: SyncPolicy(SyncRule.WRITE_THROUGH))

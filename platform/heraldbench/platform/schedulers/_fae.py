@@ -352,7 +352,7 @@ class FAETrace(TraceSource):
                 if not keep.size:
                     continue
                 if ids_only:
-                    yield SampleChunk.ids_alone(self.source.ids_at(keep), self.num_dense)
+                    yield self.source.id_samples_at(keep)
                 else:
                     yield self.source.samples_at(keep)
             return
@@ -362,10 +362,7 @@ class FAETrace(TraceSource):
             start += len(chunk)
             if not keep.any():
                 continue
-            if ids_only:
-                yield SampleChunk.ids_alone(chunk.ids[keep], self.num_dense)
-            else:
-                yield SampleChunk(chunk.ids[keep], chunk.labels[keep], chunk.dense[keep])
+            yield chunk.take(np.flatnonzero(keep))
 
 
 class _ClassStream:

@@ -100,6 +100,6 @@ class HeraldPlus(Scheduler):
                 self._scratch = (np.zeros_like(valid), np.zeros(valid.shape, np.int32))
             claims, freq = self._scratch
         return affinity_partition(
-            ids, valid, claims, freq, self.workers, self.batch_size, iteration,
+            view.counted(ids), valid, claims, freq, self.workers, self.batch_size, iteration,
             self.spec.affinity,  # type: ignore[attr-defined]
         )  # fmt: skip

@@ -32,7 +32,9 @@ def contiguous_partition(global_batch: int, batch_size: int) -> np.ndarray:
 def location_aware_partition(
     ids: np.ndarray, valid: np.ndarray, workers: int, batch_size: int, iteration: int
 ) -> np.ndarray:
-    """Herald's greedy, balanced, location-aware assignment of one global batch."""
+    """Herald's greedy, balanced, location-aware assignment of one global batch. A sample's
+    score counts each id it reads, as often as it reads it; a negative id is a pad of a ragged
+    table (:attr:`CacheView.counted_ids`) and counts nothing."""
     return _greedy_by_score(ids, valid, workers, batch_size, iteration % workers)
 
 
@@ -46,7 +48,10 @@ def _greedy_by_score(ids, valid, workers, batch_size, rotation):  # pragma: no c
     for i in range(n):
         packed = np.uint64(0)
         for f in range(fields):
-            packed = _add_mask(packed, score, valid[ids[i, f]], spread, workers)
+            k = ids[i, f]
+            if k < 0:  # a pad of a ragged table (data.ragged.PAD): not an id the sample reads
+                continue
+            packed = _add_mask(packed, score, valid[k], spread, workers)
         best = _pick(packed, score, load, batch_size, rotation, workers, spread, False)
         assign[i] = best
         load[best] += 1
@@ -86,7 +91,8 @@ def _greedy_with_claims(ids, valid, claims, freq, workers, batch_size, rotation,
     n, fields = ids.shape
     for i in range(n):
         for f in range(fields):
-            freq[ids[i, f]] += 1
+            if ids[i, f] >= 0:  # not a pad of a ragged table
+                freq[ids[i, f]] += 1
     assign = np.empty(n, dtype=np.int32)
     load = np.zeros(workers, dtype=np.int64)
     score = np.zeros(workers, dtype=np.int64)
@@ -98,6 +104,8 @@ def _greedy_with_claims(ids, valid, claims, freq, workers, batch_size, rotation,
         packed = np.uint64(0)
         for f in range(fields):
             k = ids[i, f]
+            if k < 0:
+                continue
             claimable = zero - claims.dtype.type(freq[k] <= shared_limit)
             packed = _add_mask(packed, score, valid[k] | (claims[k] & claimable), spread, workers)
         best = _pick(packed, score, load, batch_size, rotation, workers, spread, True)
@@ -106,13 +114,16 @@ def _greedy_with_claims(ids, valid, claims, freq, workers, batch_size, rotation,
         bit = claims.dtype.type(1 << best)
         for f in range(fields):
             k = ids[i, f]
+            if k < 0:
+                continue
             claimable = zero - claims.dtype.type(freq[k] <= shared_limit)
             claims[k] = claims[k] | (bit & claimable)
     for i in range(n):
         for f in range(fields):
             k = ids[i, f]
-            claims[k] = 0
-            freq[k] = 0
+            if k >= 0:
+                claims[k] = 0
+                freq[k] = 0
     return assign
 
 

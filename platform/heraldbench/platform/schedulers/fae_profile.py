@@ -15,7 +15,8 @@ import numba
 import numpy as np
 
 from heraldbench.platform._cores import usable_cores
-from heraldbench.platform.data import TraceSource, read_ahead
+from heraldbench.platform.data import SampleChunk, TraceSource, read_ahead
+from heraldbench.platform.data.ragged import marked_pads
 
 __all__ = [
     "READ_SAMPLES",
@@ -53,7 +54,7 @@ def sample_access_counts(
     if not trace.random_access:
         chunks = trace.chunks(READ_SAMPLES, ids_only=True)
         for chunk, (start, positions) in zip(read_ahead(chunks), drawn):
-            _count_rows(chunk.ids[positions - start], counts)
+            _count_rows(_counted(chunk.take(positions - start), trace), counts)
         return counts, draws
     pending: list[np.ndarray] = []
     held = 0
@@ -61,11 +62,22 @@ def sample_access_counts(
         pending.append(positions)
         held += positions.size
         if held >= READ_SAMPLES:
-            _count_rows(trace.ids_at(np.concatenate(pending)), counts)
+            _count_rows(_counted_at(trace, np.concatenate(pending)), counts)
             pending, held = [], 0
     if held:
-        _count_rows(trace.ids_at(np.concatenate(pending)), counts)
+        _count_rows(_counted_at(trace, np.concatenate(pending)), counts)
     return counts, draws
+
+
+def _counted_at(trace: TraceSource, positions: np.ndarray) -> np.ndarray:
+    """The ids of the samples at ``positions`` that an access count counts (pads left out)."""
+    if not trace.layout.is_ragged:
+        return trace.ids_at(positions)
+    return _counted(trace.id_samples_at(positions), trace)
+
+
+def _counted(chunk: SampleChunk, trace: TraceSource) -> np.ndarray:
+    return marked_pads(chunk.ids, chunk.lengths, trace.layout.table_widths)
 
 
 def _draws_by_chunk(
@@ -108,7 +120,7 @@ def released_access_counts(
     positions = np.random.RandomState([seed, 0xFAE]).randint(0, max(total, 1), size=draws)
     counts = np.zeros(trace.layout.total_rows, dtype=np.int64)
     for start in range(0, draws, READ_SAMPLES):
-        _count_rows(trace.ids_at(positions[start : start + READ_SAMPLES]), counts)
+        _count_rows(_counted_at(trace, positions[start : start + READ_SAMPLES]), counts)
     return counts, draws
 
 
@@ -174,7 +186,8 @@ def bits_between(bits: np.ndarray, start: int, stop: int) -> np.ndarray:
 def _count_rows(ids, counts):  # pragma: no cover - numba
     for i in range(ids.shape[0]):
         for f in range(ids.shape[1]):
-            counts[ids[i, f]] += 1
+            if ids[i, f] >= 0:  # not a pad of a ragged table
+                counts[ids[i, f]] += 1
 
 
 @numba.njit(cache=True, nogil=True)

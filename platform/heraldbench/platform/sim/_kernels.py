@@ -64,9 +64,11 @@ def read_kernel(settings: ReadSettings) -> Any:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts, touch,
+def _read_workers(ids, counted, assign, iteration, settings, rows, evictor, touches, counts, touch,
                   evict):  # pragma: no cover - numba
     """Reads of one iteration: classify each worker's unique ids, insert misses, evict.
+    ``counted`` is ``ids`` with a ragged table's pads marked -1 (``ids`` itself otherwise): the
+    ids HET's per-occurrence clock counts.
 
     ``bound < 0`` is strict consistency (a copy is stale when its valid bit is clear); ``bound >=
     0`` is HET's bounded staleness (stale when the PS clock leads the copy's, ``lag``, by more
@@ -92,7 +94,7 @@ def _read_workers(ids, assign, iteration, settings, rows, evictor, touches, coun
     n_pushed = np.int64(0)
     for w in range(workers):
         first = n_touched
-        n_touched = _collect_working_set(ids, order, starts[w], starts[w + 1], w,
+        n_touched = _collect_working_set(ids, counted, order, starts[w], starts[w + 1], w,
                                          np.int32(iteration * workers + w + 1), rows.seen,
                                          rows.tally, bound >= 0, touched_ids, touches.touched_w,
                                          touched_occ, n_touched)
@@ -114,28 +116,30 @@ def _read_workers(ids, assign, iteration, settings, rows, evictor, touches, coun
 
 # The read kernels (arguments as :func:`_read_workers`'), one per cache's rules.
 @numba.njit(cache=True, nogil=True)
-def read_lru(ids, assign, iteration, settings, rows, evictor, touches, counts):  # pragma: no cover
-    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+def read_lru(ids, counted, assign, iteration, settings, rows, evictor, touches,
+             counts):  # pragma: no cover - numba
+    return _read_workers(ids, counted, assign, iteration, settings, rows, evictor, touches, counts,
                          _touch_lru, evict_lru)  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True)
-def read_lfu(ids, assign, iteration, settings, rows, evictor, touches, counts):  # pragma: no cover
-    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+def read_lfu(ids, counted, assign, iteration, settings, rows, evictor, touches,
+             counts):  # pragma: no cover - numba
+    return _read_workers(ids, counted, assign, iteration, settings, rows, evictor, touches, counts,
                          _touch_lfu, evict_lfu)  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True)
-def read_lru_evicting(ids, assign, iteration, settings, rows, evictor, touches,
+def read_lru_evicting(ids, counted, assign, iteration, settings, rows, evictor, touches,
                       counts):  # pragma: no cover - numba
-    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+    return _read_workers(ids, counted, assign, iteration, settings, rows, evictor, touches, counts,
                          touch_lru_evicting, evict_lru)  # fmt: skip
 
 
 @numba.njit(cache=True, nogil=True)
-def read_lfu_on_insert(ids, assign, iteration, settings, rows, evictor, touches,
+def read_lfu_on_insert(ids, counted, assign, iteration, settings, rows, evictor, touches,
                        counts):  # pragma: no cover - numba
-    return _read_workers(ids, assign, iteration, settings, rows, evictor, touches, counts,
+    return _read_workers(ids, counted, assign, iteration, settings, rows, evictor, touches, counts,
                          touch_lfu_on_insert, evict_lfu)  # fmt: skip
 
 
@@ -270,9 +274,11 @@ def _touch_lfu(w, first, last, iteration, settings, touches, rows, evictor, n_ev
 
 
 @numba.njit(cache=True, nogil=True, no_cpython_wrapper=True)
-def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occurrences,
-                         touched_ids, touched_w, touched_occ, n_touched):  # pragma: no cover
-    """Append worker w's distinct ids in touch order; count each one's occurrences when asked.
+def _collect_working_set(ids, counted, order, lo, hi, w, marker, seen, tally,
+                         count_occurrences, touched_ids, touched_w, touched_occ,
+                         n_touched):  # pragma: no cover - numba
+    """Append worker w's distinct ids in touch order; count each one's occurrences when asked
+    (those of ``counted``, the batch's ids with a ragged table's pads marked -1, or ``ids``).
 
     Occurrences are tallied in the row's record (``tally``, zero between uses) and copied out in
     a second pass over the distinct ids, whose records are then still in the CPU's cache."""
@@ -283,7 +289,7 @@ def _collect_working_set(ids, order, lo, hi, w, marker, seen, tally, count_occur
         for f in range(fields):
             k = ids[s, f]
             if count_occurrences:
-                tally[k] += 1
+                tally[k] += counted[s, f] >= 0
             n_touched = _append_if_new(k, marker, seen, touched_ids, n_touched)
     touched_w[first:n_touched] = w
     if count_occurrences:

@@ -78,6 +78,7 @@ import numpy as np
 
 from heraldbench.platform.contract import OracleWindow, Series
 from heraldbench.platform.data import SampleChunk, TraceSource
+from heraldbench.platform.data.ragged import marked_pads, real_ids
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import CacheView, Scheduler
@@ -138,10 +139,11 @@ class _Window:
         self.latest = np.full(rows, -1, np.int32)
         self.pos = np.zeros(rows, np.int32)
 
-    def add(self, j: int, ids: np.ndarray, assign: np.ndarray) -> tuple[int, int]:
+    def add(self, j: int, ids: np.ndarray, counted: np.ndarray,
+            assign: np.ndarray) -> tuple[int, int]:
         s, prev = j % len(self.counts), (j - 1) % len(self.counts)
         n, lookups = kern.enqueue_batch(
-            ids, assign, j, self.latest, self.pos, self.uniq[s], self.nread[s], self.flags[s],
+            ids, counted, assign, j, self.latest, self.pos, self.uniq[s], self.nread[s], self.flags[s],
             self.flags[prev], self.masks,
         )  # fmt: skip
         self.counts[s] = n
@@ -163,6 +165,7 @@ class _Run:
         self.interval = oracle.cleanup_interval
         self.fields = trace.layout.ids_per_sample
         self.batches = trace.num_samples // scheduler.global_batch
+        self.accessed = np.zeros(self.batches, np.int64)  # ids each batch reads, pads left out
         self.iterations = (self.batches if oracle.runs_tail
                            else max(0, self.batches - self.lookahead))  # fmt: skip
         rows = trace.layout.total_rows
@@ -220,19 +223,21 @@ class _Run:
 
     def _enqueue(self, j: int, batch: SampleChunk) -> None:
         ids = batch.ids
+        self.accessed[j] = real_ids(batch.lengths, len(batch), self.fields)
+        counted = marked_pads(ids, batch.lengths, self.trace.layout.table_widths)
         assign = np.ascontiguousarray(self.scheduler.partition(ids, _NO_VIEW, j), np.int32)
         if self.log is not None:
             self.log.enqueue(j, batch, assign)
         if self.partitions is not None and j < self.iterations:
             self.partitions[j] = assign
-        n, _ = self.window.add(j, ids, assign)
+        n, _ = self.window.add(j, ids, counted, assign)
         if n > self.capacity:
             raise CapacityError(
                 f"batch {j} has {n:,} distinct rows but the replicated cache holds "
                 f"{self.capacity:,} rows per worker; use at least {n:,} rows"
             )
         if self.checker is not None:
-            self.checker.add_batch(j, ids, assign)
+            self.checker.add_batch(j, ids, assign, counted)
 
     def _cleanup(self, p: int) -> None:
         evicted = self.pending[: self.n_pending].copy() if self.checker is not None else None
@@ -293,7 +298,7 @@ class _Run:
             _compare("flush", (self.checker.flush(),), (flush,))
         counts = Counts.from_series(  # prefetch pulls are no lookups: lookups given
             {column.key: sums[column] for column in Series},
-            accesses=self.iterations * self.scheduler.global_batch * self.fields,
+            accesses=int(self.accessed[: self.iterations].sum()),
             flush_push=flush,
             lookups=int(t[kern.LOOKUPS]),
         )

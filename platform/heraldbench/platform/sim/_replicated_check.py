@@ -33,7 +33,7 @@ class ReplicaChecker:
     def __init__(self, rows: int, workers: int, capacity: int, lookahead: int, iterations: int):
         self.workers, self.capacity = workers, capacity
         self.lookahead, self.iterations = lookahead, iterations
-        self.batches: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.batches: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.resident = np.zeros(rows, bool)
         self.dirty = np.zeros(rows, bool)
         self.lease = np.full(rows, -1, np.int64)
@@ -44,8 +44,13 @@ class ReplicaChecker:
         self.due = np.full(rows, -1, np.int64)  # iteration its in-flight reduction lands by
         self.to_ps = np.zeros(rows, bool)  # the in-flight reduction is a transient write-back
 
-    def add_batch(self, j: int, ids: np.ndarray, assign: np.ndarray) -> None:
-        self.batches[j] = (np.array(ids, np.int64), np.array(assign, np.int64))
+    def add_batch(self, j: int, ids: np.ndarray, assign: np.ndarray,
+                  counted: np.ndarray | None = None) -> None:
+        """Batch j's ids, workers, and ``counted``: its ids with a ragged table's pads marked -1
+        (a row is read once in the batch when it occurs once among them; default: ``ids``)."""
+        counted = np.asarray(ids if counted is None else counted, np.int64)
+        self.batches[j] = (np.array(ids, np.int64), np.array(assign, np.int64),
+                           counted[counted >= 0])
 
     # -- events -------------------------------------------------------------------------------
 
@@ -66,8 +71,8 @@ class ReplicaChecker:
     def run(self, b: int, resident: np.ndarray) -> tuple[int, ...]:
         """Iteration b; returns the kernel's counts (lookups, demand, fill, transient, classes)."""
         self._land(np.flatnonzero((self.due >= 0) & (self.due <= b)))
-        ids, assign = self.batches.pop(b)
-        rows, counts = np.unique(ids, return_counts=True)
+        ids, assign, counted = self.batches.pop(b)
+        rows, counts = np.unique(counted, return_counts=True)
         readers = [np.unique(ids[assign == w]) for w in range(self.workers)]
         missing = rows[~self.resident[rows]]
         admitted = missing[resident[missing]]

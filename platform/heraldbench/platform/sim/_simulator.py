@@ -14,13 +14,14 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
 
 from heraldbench.platform.contract import PhaseSwitch, RunPlan, Series
 from heraldbench.platform.data import FirstSeenTrace, SampleChunk, TraceSource, read_ahead
+from heraldbench.platform.data.ragged import marked_pads, real_ids
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation, SpecError
 from heraldbench.platform.metrics import Counts, ring_allreduce
 from heraldbench.platform.schedulers import Scheduler, SyncRule
@@ -118,6 +119,8 @@ class _Run:
         self.transient_rows = plan.reads.lfu_on_insert and self.policy != "lru"
         self.workers, self.m = scheduler.workers, scheduler.batch_size
         self.fields = self.trace.layout.ids_per_sample
+        self.widths = self.trace.layout.table_widths
+        self.accessed = 0  # ids the batches so far read, pads of ragged tables left out
         self.sync = scheduler.sync_policy
         self.het = self.sync.rule is SyncRule.BOUNDED_STALENESS
         self.lag = self.sync.lag
@@ -214,7 +217,13 @@ class _Run:
     def _step(self, iteration: int, batch: SampleChunk) -> int | None:
         """Residency of ``iteration``; returns the iteration whose syncs completed, if any."""
         s = self.state
-        plan = self.scheduler.plan(batch.ids, s.view(), iteration)
+        self.accessed += real_ids(batch.lengths, len(batch), self.fields)
+        view = s.view()
+        counted = batch.ids
+        if batch.lengths is not None:
+            counted = marked_pads(batch.ids, batch.lengths, self.widths)
+            view = replace(view, counted_ids=counted)
+        plan = self.scheduler.plan(batch.ids, view, iteration)
         assign = np.ascontiguousarray(plan.assign, dtype=np.int32)
         if self.check:
             _check_partition(assign, self.workers, self.m, iteration)
@@ -232,7 +241,7 @@ class _Run:
             self.series[iteration, Series.ALLREDUCE] += ring_allreduce(plan.allreduce_rows,
                                                                        self.workers)
         else:
-            self._read_and_write(iteration, batch, assign, rec)
+            self._read_and_write(iteration, batch.ids, counted, assign, rec)
         if self.check:
             _check_state(s, iteration)
         if self.het:
@@ -261,12 +270,12 @@ class _Run:
         self.hot_phase = replicated
         return switch
 
-    def _read_and_write(self, iteration, batch, assign, rec) -> None:
+    def _read_and_write(self, iteration, ids, counted, assign, rec) -> None:
         s = self.state
         counts = np.zeros(3, np.int64)
         rec_slot = iteration % len(self.ring)
         rec.n_touched, rec.n_evicted, rec.n_pushed = self.read_batch(
-            batch.ids, assign, iteration, *self.read_args, self.touches[rec_slot], counts,
+            ids, counted, assign, iteration, *self.read_args, self.touches[rec_slot], counts,
         )  # fmt: skip
         if self.reread_pushed:
             _released.reread_shared_hits(rec.touched_ids, rec.touched_w, rec.touched_kind,
@@ -335,7 +344,7 @@ class _Run:
         totals = self.series.sum(axis=0)
         counts = Counts.from_series(
             {c.key: totals[c] for c in Series},
-            accesses=self.iterations * self.scheduler.global_batch * self.fields,
+            accesses=self.accessed,
             flush_push=self._flush(),
         )
         return SimResult(

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.data import TraceSource
+from heraldbench.platform.data import SampleChunk, TraceSource
 
 __all__ = ["COUNT_KEYS", "KINDS", "reference_simulate"]
 
@@ -49,6 +49,7 @@ COUNT_KEYS = (
 )
 
 WorkingSets = list[list[int]]  # per worker: U_w in touch order
+Batch = list[list[int]]  # per sample of a global batch: the ids it reads, in field order
 
 
 @dataclass
@@ -92,14 +93,14 @@ class _Reference:
 
     # -- driver ---------------------------------------------------------------------------------
 
-    def run(self, batches: list[np.ndarray], future: list[WorkingSets] | None) -> list[WorkingSets]:
+    def run(self, batches: list[Batch], future: list[WorkingSets] | None) -> list[WorkingSets]:
         """Simulate every batch; ``future`` is the record of a first pass (needed by on-demand)."""
         history: list[WorkingSets] = []
         for b, batch in enumerate(batches):
             sets = self.working_sets(batch, self.partition(b, batch))
             if future is not None:
                 assert sets == future[b], f"iteration {b}: partition differs from the first pass"
-            self.counts["accesses"] += batch.size
+            self.counts["accesses"] += sum(len(sample) for sample in batch)
             self.read_and_touch(b, sets)
             self.write(sets)
             self.sync(b, future)
@@ -110,7 +111,7 @@ class _Reference:
 
     # -- 1. partition ---------------------------------------------------------------------------
 
-    def partition(self, b: int, batch: np.ndarray) -> list[int]:
+    def partition(self, b: int, batch: Batch) -> list[int]:
         """Worker of each sample of batch b (from the state at the end of iteration b-1)."""
         if self.partition_rule == "random":
             owner = self.random_partition(b)
@@ -127,7 +128,7 @@ class _Reference:
             owner[int(sample)] = position // self.m
         return owner
 
-    def location_aware_partition(self, b: int, batch: np.ndarray) -> list[int]:
+    def location_aware_partition(self, b: int, batch: Batch) -> list[int]:
         """Herald's greedy: strictly best score among workers with room, rotated scan order."""
         scores = [[self.score(w, sample) for w in range(self.W)] for sample in batch]
         load = [0] * self.W
@@ -142,21 +143,21 @@ class _Reference:
             load[best] += 1
         return owner
 
-    def score(self, w: int, sample: np.ndarray) -> int:
+    def score(self, w: int, sample: list[int]) -> int:
         """Number of the sample's ids (duplicates counted) cached and valid at w."""
         cache = self.caches[w]
-        return sum(1 for k in sample.tolist() if k in cache and cache[k].valid)
+        return sum(1 for k in sample if k in cache and cache[k].valid)
 
     # -- 2. working sets ------------------------------------------------------------------------
 
-    def working_sets(self, batch: np.ndarray, owner: list[int]) -> WorkingSets:
+    def working_sets(self, batch: Batch, owner: list[int]) -> WorkingSets:
         """U_w: distinct ids of w's samples by ascending sample index, then field order (the
         released rules: in ascending id)."""
         sets: WorkingSets = [[] for _ in range(self.W)]
         seen: list[set[int]] = [set() for _ in range(self.W)]
         for index, sample in enumerate(batch):
             w = owner[index]
-            for k in sample.tolist():
+            for k in sample:
                 if k not in seen[w]:
                     seen[w].add(k)
                     sets[w].append(k)
@@ -274,14 +275,25 @@ class _Reference:
             assert all(n == 1 for n in owners.values()), "two valid dirty copies of one row"
 
 
-def _full_batches(trace: TraceSource, global_batch: int) -> tuple[list[np.ndarray], int]:
-    """The trace's full global batches as (B, F) int64 arrays, and the number of samples dropped."""
+def _full_batches(trace: TraceSource, global_batch: int) -> tuple[list[Batch], int]:
+    """The trace's full global batches, and the number of samples dropped."""
     batches = [
-        np.asarray(chunk.ids, dtype=np.int64)
+        _samples(chunk, trace.layout.table_widths)
         for chunk in trace.chunks(global_batch)
         if len(chunk) == global_batch
     ]
     return batches, trace.num_samples - len(batches) * global_batch
+
+
+def _samples(chunk: SampleChunk, widths: tuple[int, ...]) -> Batch:
+    """Each sample's ids as it reads them, table by table: a ragged table's first ``length``
+    columns (the reference never sees a pad)."""
+    rows = chunk.ids.tolist()
+    if chunk.lengths is None:
+        return rows
+    starts = np.cumsum(widths) - np.asarray(widths)
+    return [[k for start, n in zip(starts.tolist(), lengths) for k in row[start:start + n]]
+            for row, lengths in zip(rows, chunk.lengths.tolist())]
 
 
 def _validate(

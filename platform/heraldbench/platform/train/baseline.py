@@ -20,7 +20,12 @@ from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
-from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
+from heraldbench.platform.train.model import (
+    DLRM,
+    batch_lengths,
+    init_embedding_table,
+    trace_model_config,
+)
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device
 
 __all__ = ["PlainOutcome", "train_plain"]
@@ -68,7 +73,8 @@ def train_plain(
             dense = torch.from_numpy(batch.dense).to(device, dtype)
             labels = torch.from_numpy(batch.labels).to(device, dtype)
         with watch("compute"):
-            loss = F.binary_cross_entropy_with_logits(model(dense, embedding(ids)), labels)
+            logits = model(dense, embedding(ids), batch_lengths(batch.lengths, device))
+            loss = F.binary_cross_entropy_with_logits(logits, labels)
             dense_opt.zero_grad(set_to_none=True)
             sparse_opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -33,7 +33,12 @@ from heraldbench.platform.spec import TrainSpec
 from heraldbench.platform.train._replicated_cache import ReplicatedCluster
 from heraldbench.platform.train.executor import EmulatedCluster
 from heraldbench.platform.train.metrics import Evaluation, score
-from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
+from heraldbench.platform.train.model import (
+    DLRM,
+    batch_lengths,
+    init_embedding_table,
+    trace_model_config,
+)
 from heraldbench.platform.train.runtime import Stopwatch, resolve_device
 
 __all__ = ["TrainOutcome", "evaluate", "outcome_counts", "train_scheduler"]
@@ -91,7 +96,8 @@ def evaluate(model: DLRM, table: torch.Tensor, held_out: SampleChunk, iteration:
             ids = torch.from_numpy(part.ids.astype(np.int64)).to(table.device)
             sparse = table[ids].to(device)  # (b, F, D)
             dense = torch.from_numpy(part.dense).to(device, table.dtype)
-            logits.append(model(dense, sparse).float().cpu().numpy())
+            lengths = batch_lengths(part.lengths, device)
+            logits.append(model(dense, sparse, lengths).float().cpu().numpy())
     model.train()
     return score(iteration, held_out.labels, np.concatenate(logits))
 
@@ -196,7 +202,7 @@ class _Run:
             rows, inverse = self.cluster.prepare(dec)
         with self.watch("compute"):
             sparse = F.embedding(inverse, rows).requires_grad_()  # rows[inverse]: (B, F, D)
-            logits = self.model(dense, sparse)
+            logits = self.model(dense, sparse, batch_lengths(dec.batch.lengths, self.device))
             loss = F.binary_cross_entropy_with_logits(logits, labels)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -221,7 +227,7 @@ class _Run:
         timing = dict(self.watch.seconds)
         timing["train"] = wall - timing.get("evaluation", 0.0)
         return TrainOutcome(
-            counts=outcome_counts(series, flushed, iterations, self.scheduler, self.trace),
+            counts=outcome_counts(series, flushed),
             series=series,
             iterations=iterations,
             samples_trained=samples,
@@ -240,14 +246,13 @@ class _Run:
         )
 
 
-def outcome_counts(series: dict[str, np.ndarray], flushed: int, iterations: int,
-                   scheduler: Scheduler, trace: TraceSource) -> Counts:  # fmt: skip
+def outcome_counts(series: dict[str, np.ndarray], flushed: int) -> Counts:
     """The simulator's counters from an executor's per-iteration :data:`TALLY` series."""
     total = {name: values.sum() for name, values in series.items()}
     pulls = total["miss_pull"] + total["update_pull"] - total["prefetch"]  # asked for by lookups
     return Counts.from_series(
         total,
-        accesses=iterations * scheduler.global_batch * trace.layout.ids_per_sample,
+        accesses=int(total["accesses"]),
         flush_push=flushed,
         lookups=int(total["hits"] + pulls),
     )

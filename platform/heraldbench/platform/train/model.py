@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -108,23 +109,39 @@ def trace_model_config(preset: str, *, embedding_dim: int, trace) -> ModelConfig
 
 
 class FieldPooling(nn.Module):
-    """A sample's ids' rows, (B, C, D), pooled into one vector per field, (B, F, D)."""
+    """A sample's ids' rows, (B, C, D), pooled into one vector per field, (B, F, D).
+
+    With a ragged layout's lengths, (B, F), a sample's pads (the columns past a field's length)
+    add nothing, and a mean is over the ids the sample reads."""
 
     def __init__(self, column_tables: tuple[int, ...], field_scales: tuple[float, ...]):
         super().__init__()
-        self.register_buffer("columns", torch.tensor(column_tables), persistent=False)
+        columns = torch.tensor(column_tables)
+        starts = torch.searchsorted(columns, columns)  # each column's table's first column
+        self.register_buffer("columns", columns, persistent=False)
+        self.register_buffer("slots", torch.arange(len(column_tables)) - starts,
+                             persistent=False)
         self.register_buffer("scales", torch.tensor(field_scales).view(1, -1, 1),
                              persistent=False)
 
-    def forward(self, rows: torch.Tensor) -> torch.Tensor:
+    def forward(self, rows: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         fields = self.scales.shape[1]
+        if lengths is not None:
+            real = self.slots.unsqueeze(0) < lengths[:, self.columns]  # (B, C)
+            rows = rows * real.unsqueeze(2).to(rows.dtype)
         pooled = rows.new_zeros(rows.shape[0], fields, rows.shape[2])
-        return self.scale(pooled.index_add(1, self.columns, rows))
+        return self.scale(pooled.index_add(1, self.columns, rows), lengths)
 
-    def scale(self, sums: torch.Tensor) -> torch.Tensor:
+    def scale(self, sums: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """(B, F, D) sums of each field's rows to its pooled vectors (sum or mean): the one
-        pooling rule, for a placement's reader too, which receives partial sums already added."""
-        return sums * self.scales.to(sums.dtype)
+        pooling rule, for a placement's reader too, which receives partial sums already added.
+        A mean divides by the field's width, or by the sample's length where ``lengths`` say."""
+        scales = self.scales.to(sums.dtype)
+        if lengths is None:
+            return sums * scales
+        means = scales != 1
+        per_sample = torch.where(means[..., 0], 1.0 / lengths.to(sums.dtype), 1.0)
+        return sums * per_sample.unsqueeze(2)
 
 
 def _mlp(widths: list[int], relu_last: bool) -> nn.Sequential:
@@ -236,14 +253,16 @@ class DLRM(nn.Module):
                     layer.weight.normal_(0.0, std, generator=generator)
                     layer.bias.normal_(0.0, math.sqrt(1.0 / fan_out), generator=generator)
 
-    def forward(self, dense: torch.Tensor, sparse: torch.Tensor) -> torch.Tensor:
+    def forward(self, dense: torch.Tensor, sparse: torch.Tensor,
+                lengths: torch.Tensor | None = None) -> torch.Tensor:
         """(B, N) dense features and (B, F, D) embeddings -> (B,) logits (with multi-hot or
-        sequence fields, (B, C, D): every id's row, pooled here).
+        sequence fields, (B, C, D): every id's row, pooled here; with ragged fields, their (B, F)
+        ``lengths`` too).
 
         With N = 0 pass a (B, 0) tensor: it is replaced by a constant feature of ones.
         """
         if self.pooling is not None:
-            sparse = self.pooling(sparse)
+            sparse = self.pooling(sparse, lengths)
         return self.forward_pooled(dense, sparse)
 
     def forward_pooled(self, dense: torch.Tensor, pooled: torch.Tensor) -> torch.Tensor:
@@ -252,9 +271,17 @@ class DLRM(nn.Module):
             dense = torch.ones(dense.shape[0], 1, dtype=pooled.dtype, device=pooled.device)
         return self.over_arch(self.interaction(self.dense_arch(dense), pooled))
 
-    def pool_sums(self, sums: torch.Tensor) -> torch.Tensor:
+    def pool_sums(self, sums: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """(B, F, D) sums of each field's rows, pooled by the fields' rule (:class:`FieldPooling`)."""
-        return sums if self.pooling is None else self.pooling.scale(sums)
+        return sums if self.pooling is None else self.pooling.scale(sums, lengths)
+
+
+def batch_lengths(lengths: np.ndarray | None, device: torch.device | str) -> torch.Tensor | None:
+    """A ragged batch's (B, F) lengths (``SampleChunk.lengths``) as :meth:`DLRM.forward` takes
+    them; None for any other batch."""
+    if lengths is None:
+        return None
+    return torch.from_numpy(np.asarray(lengths, np.int64)).to(device)
 
 
 def init_embedding_table(sizes: tuple[int, ...], dim: int, seed: int = 0) -> torch.Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from heraldbench.platform.data import FeaturesSpec
 from heraldbench.platform.data._trace import InMemoryTrace
 from heraldbench.platform.data.workload import ProfileTrace
 from heraldbench.platform.data.workload.fit import fit_profile, read_trace
@@ -154,3 +155,17 @@ def _dependence(trace) -> float:
     both = np.isin(u, top_u) & np.isin(p, top_p)
     hits = [np.bincount(p[both & (u == v)]).max() for v in top_u if (both & (u == v)).any()]
     return sum(hits) / both.sum()
+
+
+def test_the_round_trip_compares_a_ragged_tables_ids_per_sample(fitted, planted_trace) -> None:
+    """With ragged features the check compares each ragged table's law of ids a sample reads
+    on both traces, and its miss-ratio curves read no pad."""
+    features = FeaturesSpec(multi_hot={"sizes": {"P1": 4}, "lengths": "uniform"})
+    result = check_round_trip(planted_trace, fitted, shapes=(Shape(4, 0.2),), seed=5,
+                              features=features)
+    [row] = result.lengths
+    assert row["table"] == "P1" and 1.0 < row["real_mean"] < 4.0
+    assert abs(row["real_mean"] - row["synthetic_mean"]) < 0.25
+    assert 0.0 <= row["max_cdf_difference"] < 0.1
+    assert result.to_json()["ids_per_sample"] == [row]
+    assert result.worst_mrc <= 0.02

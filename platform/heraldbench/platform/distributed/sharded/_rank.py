@@ -29,7 +29,12 @@ from heraldbench.platform.distributed.sharded._comm import Meter
 from heraldbench.platform.distributed.sharded._routes import Routes, route, shard_slots
 from heraldbench.platform.distributed.sharded._rows import HeldRows
 from heraldbench.platform.placements import JaggedIds
-from heraldbench.platform.train.model import DLRM, init_embedding_table, trace_model_config
+from heraldbench.platform.train.model import (
+    DLRM,
+    batch_lengths,
+    init_embedding_table,
+    trace_model_config,
+)
 
 __all__ = ["PlacementRank", "train_rank"]
 
@@ -57,13 +62,14 @@ class PlacementRank:
     def step(self, chunk) -> float:
         """One iteration on the global batch ``chunk``; returns the global batch's mean loss."""
         m, dim = self.job.batch_size, self.job.embedding_dim
-        routes = route(self.job.placement, JaggedIds.from_columns(chunk.ids, self.offsets,
-                                                                  self.widths), m)
+        routes = route(self.job.placement, JaggedIds.from_columns(
+            chunk.ids, self.offsets, self.widths, chunk.lengths), m)
         self.ids_sent += routes.ids_sent[self.rank]
         served = self.held.serve(routes, dim)
         received = self._forward(routes, served).requires_grad_()
         mine = slice(self.rank * m, (self.rank + 1) * m)
-        loss = self._loss(routes, received, chunk.dense[mine], chunk.labels[mine])
+        lengths = None if chunk.lengths is None else chunk.lengths[mine]
+        loss = self._loss(routes, received, chunk.dense[mine], chunk.labels[mine], lengths)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         grads = self.held.gradients(routes, self._backward(routes, received.grad))
@@ -107,14 +113,15 @@ class PlacementRank:
     def _backward(self, routes: Routes, grads: torch.Tensor) -> torch.Tensor:
         return self._swap("backward", routes, grads, serving=False)
 
-    def _loss(self, routes: Routes, received: torch.Tensor, dense, labels) -> torch.Tensor:
+    def _loss(self, routes: Routes, received: torch.Tensor, dense, labels,
+              lengths) -> torch.Tensor:
         m, fields = self.job.batch_size, len(self.widths)
         mine = np.flatnonzero(routes.reader == self.rank)
         tables = np.asarray([s.table for s in routes.slots], np.int64)[routes.slot[mine]]
         field = torch.from_numpy((routes.sample[mine] - self.rank * m) * fields + tables)
         sums = received.new_zeros(m * fields, received.shape[1])
         sums = sums.index_add(0, field, received[torch.from_numpy(mine)])
-        pooled = self.model.pool_sums(sums.view(m, fields, -1))
+        pooled = self.model.pool_sums(sums.view(m, fields, -1), batch_lengths(lengths, "cpu"))
         logits = self.model.forward_pooled(torch.from_numpy(dense).to(self.dtype), pooled)
         target = torch.from_numpy(labels).to(self.dtype)
         total = F.binary_cross_entropy_with_logits(logits, target, reduction="sum")
