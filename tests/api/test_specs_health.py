@@ -87,7 +87,9 @@ def test_features_that_do_not_fit_the_tables_are_refused_naming_the_field(api_sq
     dataset = {"kind": "synthetic", "profile": "movielens-100k", "samples": 20_000, "scale": 1.0}
     bad = [({"multi_hot": {"sizes": [2, 3, 4]}}, "gives 3 sizes for the dataset's 2 tables"),
            ({"sequence": {"user": "user", "item": "film", "length": 5}},
-            "dataset.features.sequence.item no table named 'film'")]
+            "dataset.features.sequence.item no table named 'film'"),
+           ({"sequence": {"user": "user", "item": "item", "length": 5, "min_length": 6}},
+            "min_length 6 exceeds length 5")]
     for features, message in bad:
         spec = tiny_spec(dataset={**dataset, "features": features})
         for path in ("/api/specs/validate", "/api/experiments"):
@@ -97,8 +99,11 @@ def test_features_that_do_not_fit_the_tables_are_refused_naming_the_field(api_sq
             assert message in f"{problem['field']} {problem['message']}"
     assert api_sqlite.get("/api/experiments").json()["count"] == 0
     good = tiny_spec(dataset={**dataset, "features": {
-        "multi_hot": {"sizes": {"item": 3}}, "sequence": {"user": "user", "item": "item",
-                                                         "length": 5}}}, cache={"ratio": 0.9})
+        "multi_hot": {"sizes": {"item": 3}, "lengths": "uniform"},
+        "sequence": {"user": "user", "item": "item", "length": 5, "min_length": 1}}},
+        cache={"ratio": 0.9})
     response = api_sqlite.post("/api/specs/validate", json=good)
     assert response.status_code == 200, response.text[:300]
-    assert response.json()["spec"]["dataset"]["features"]["sequence"]["length"] == 5
+    features = response.json()["spec"]["dataset"]["features"]
+    assert features["sequence"]["length"] == 5 and features["sequence"]["min_length"] == 1
+    assert features["multi_hot"]["lengths"] == "uniform"

@@ -281,8 +281,9 @@ def test_preset_cards_list_every_scheduler_and_the_table_shows_all_reduce(
 def test_placements_are_rows_of_the_comparison_table(app: RunningApp, page: Watched) -> None:
     spec = {"name": "ui-placements", "dataset": {
                 "kind": "synthetic", "profile": "movielens-100k", "samples": 20000, "scale": 1.0,
-                "features": {"multi_hot": {"sizes": {"item": 2}},
-                             "sequence": {"user": "user", "item": "item", "length": 5}}},
+                "features": {"multi_hot": {"sizes": {"item": 2}, "lengths": "uniform"},
+                             "sequence": {"user": "user", "item": "item", "length": 5,
+                                          "min_length": 1}}},
             "cluster": {"workers": 4, "batch_size": 32, "hosts": 2}, "cache": {"ratio": 0.5},
             "schedulers": [{"kind": "naive"}, {"kind": "herald"}],
             "placements": [{"kind": "row-wise"}, {"kind": "flexshard", "memory_headroom": 0.5}],

@@ -31,11 +31,11 @@ CLASS_NOW, CLASS_LATER, CLASS_NO_SYNC = np.uint8(0), np.uint8(1), np.uint8(2)
 
 
 @numba.njit(cache=True, nogil=True)
-def enqueue_batch(ids, counted, assign, j, latest, pos, uniq, nread, flags, prev_flags,
+def enqueue_batch(ids, counted, padded, assign, j, latest, pos, uniq, nread, flags, prev_flags,
                   masks):  # pragma: no cover - numba
     """Add batch j to the window; returns (distinct rows, per-worker distinct lookups).
-    ``counted`` is ``ids`` with a ragged table's pads marked -1 (``ids`` itself otherwise): a
-    pad is no second occurrence of its row (a pad repeats an id read before it, so a row's first
+    With ``padded``, ``counted`` is ``ids`` with a ragged table's pads marked -1: a pad is no
+    second occurrence of its row (a pad repeats an id read before it, so a row's first
     occurrence in the batch is never a pad).
 
     Marks rows of batch j-1 that j uses again as ``NEXT`` (their gradient is sync-now).
@@ -59,7 +59,7 @@ def enqueue_batch(ids, counted, assign, j, latest, pos, uniq, nread, flags, prev
                 n += 1
             else:
                 s = pos[k]
-                if counted[i, f] >= 0:
+                if not padded or counted[i, f] >= 0:
                     flags[s] &= ~SINGLE
             masks[s] |= bit
     lookups = 0
