@@ -126,6 +126,7 @@ def test_a_ragged_history_holds_the_users_previous_items_up_to_its_length() -> N
             expected.append([h - log.layout.offsets[1] + history_offset for h in past[user]])
         past[user].append(item)
     assert trace.layout.ragged == (False, False, True)
+    assert trace.describe()["ragged_tables"] == ["history"]
     assert trace.num_samples == len(expected) == len(made)
     assert made.lengths[:, :2].tolist() == [[1, 1]] * len(expected)
     assert made.lengths[:, 2].tolist() == [len(h) for h in expected]

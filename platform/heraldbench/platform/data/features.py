@@ -142,7 +142,9 @@ class FeaturedTrace(TraceSource):
         return {**self.base.describe(), "samples": self.num_samples,
                 "tables": self.layout.num_tables, "rows": self.layout.total_rows,
                 "ids_per_sample": self.layout.ids_per_sample,
-                "features": self.features.model_dump(exclude_none=True)}
+                "features": self.features.model_dump(exclude_none=True)} | (
+            {"ragged_tables": [name for name, ragged in zip(self.layout.names, self.layout.ragged)
+                               if ragged]} if self.layout.is_ragged else {})
 
 
 class _SequenceFeature:
