@@ -95,7 +95,7 @@ def fidelity(path: Path, features: dict[str, Any]) -> dict[str, Any]:
                               features=FeaturesSpec.model_validate(features))
     summary = result.to_json()
     keys = ("samples", "distinct_rows", "worst_traffic_difference", "worst_mrc_difference",
-            "traffic_tolerance", "mrc_tolerance", "ids_per_sample")
+            "traffic_tolerance", "mrc_tolerance", "ids_per_sample_law")
     return {k: summary[k] for k in keys if k in summary}
 
 

@@ -148,7 +148,7 @@ def sequence_claims(all_records: dict[str, dict[str, Any]]) -> str:
                      f"{fit['worst_mrc_difference']} (line: {fit['mrc_tolerance']})"
                      + "".join(f"; items a history holds, mean {r['real_mean']} real and "
                                f"{r['synthetic_mean']} profile, largest CDF difference "
-                               f"{r['max_cdf_difference']}" for r in fit.get("ids_per_sample", []))
+                               f"{r['max_cdf_difference']}" for r in fit.get("ids_per_sample_law", []))
                      + ".")
     for key, histories in (("simulate_M_ids_per_s", "full"),
                            ("simulate_M_ids_per_s_ragged", "ragged")):

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from heraldbench.platform.data import InMemoryTrace, TableLayout
 from heraldbench.platform.data.ragged import with_pads
 
-__all__ = ["small_multi_hot_simulations", "small_simulations"]
+__all__ = ["small_multi_hot_simulations", "small_ragged_simulations", "small_simulations"]
 
 
 @st.composite

@@ -56,6 +56,18 @@ def test_two_processes_count_the_same_steps(stamps: Path) -> None:
     assert warmup.is_warm(spec)
 
 
+def test_a_spec_with_ragged_features_is_warmed_in_two_processes(stamps: Path) -> None:
+    """The stand-in trace of a ragged layout carries lengths, as the dataset's chunks do."""
+    spec = parse_spec({**SPEC, "dataset": {
+        "kind": "synthetic", "profile": "movielens-100k", "samples": 20_000, "scale": 1.0,
+        "features": {"multi_hot": {"sizes": {"item": 3}, "lengths": "uniform"},
+                     "sequence": {"user": "user", "item": "item", "length": 4,
+                                  "min_length": 1}}},
+        "schedulers": [{"kind": "herald"}, {"kind": "bagpipe"}]})
+    assert warmup.warm_up([spec], lambda *step: None, processes=2) == 4
+    assert warmup.is_warm(spec)
+
+
 def test_a_failure_in_a_warm_up_process_is_raised_here(stamps: Path, tmp_path: Path) -> None:
     missing = tmp_path / "day_0.tsv"
     spec = parse_spec({**SPEC, "dataset": {"kind": "criteo-tsv", "path": str(missing)}})

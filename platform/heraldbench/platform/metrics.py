@@ -36,8 +36,9 @@ def ring_rows(row_transfers, workers: int):
 class Counts:
     """Row transfers and lookups of one run (docs/semantics.md).
 
-    ``accesses`` counts raw id accesses (duplicates included); ``lookups`` counts each worker's
-    distinct ids per iteration, so ``lookups == hits + miss_pull + update_pull``.
+    ``accesses`` counts raw id accesses (duplicates included, a ragged table's pads not);
+    ``lookups`` counts each worker's distinct ids per iteration, so
+    ``lookups == hits + miss_pull + update_pull``.
     """
 
     accesses: int = 0

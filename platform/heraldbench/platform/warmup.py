@@ -149,8 +149,11 @@ def _stand_in(mini: ExperimentSpec) -> InMemoryTrace:
     tables = layout.column_tables
     draws = np.random.default_rng(0).random((samples, layout.ids_per_sample))
     local = (draws * np.asarray(layout.sizes)[tables]).astype(np.int64)
+    lengths = None
+    if layout.is_ragged:  # every sample reads every width: the ragged path's types, no pads
+        lengths = np.repeat(np.asarray([layout.table_widths], np.int32), samples, axis=0)
     return InMemoryTrace(local + layout.offsets[tables], np.zeros(samples, np.float32),
-                         np.zeros((samples, 0), np.float32), layout)
+                         np.zeros((samples, 0), np.float32), layout, lengths=lengths)
 
 
 def _in_processes(jobs: list[_Job], steps: _Steps) -> None:

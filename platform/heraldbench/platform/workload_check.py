@@ -119,7 +119,7 @@ class CheckResult:
             "met": self.met,
             "traffic": self.rows,
             "miss_ratio_curve": {"real": self.mrc_real, "synthetic": self.mrc_synthetic},
-        } | ({"ids_per_sample": self.lengths} if self.lengths else {})
+        } | ({"ids_per_sample_law": self.lengths} if self.lengths else {})
 
 
 def check_round_trip(

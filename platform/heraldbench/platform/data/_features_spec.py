@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["MLPERF_MULTI_HOT_SIZES", "FeaturesSpec", "MultiHotSpec", "SequenceSpec"]
 
@@ -23,18 +23,6 @@ IdsPerSample = Annotated[int, Field(ge=1, le=4096)]
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    #: Fields left out of the serialised form at these values, so that a spec written before
-    #: the field existed stores, hashes and logs as it did.
-    _unwritten_defaults: ClassVar[dict[str, Any]] = {}
-
-    @model_serializer(mode="wrap")
-    def _without_unwritten_defaults(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for name, default in self._unwritten_defaults.items():
-            if name in data and data[name] == default:
-                del data[name]
-        return data
-
 
 class MultiHotSpec(_Strict):
     """Each table's one id widened to ``k`` ids, as MLPerf widens Criteo: the sample's own id
@@ -47,9 +35,10 @@ class MultiHotSpec(_Strict):
     distribution: Literal["uniform", "pareto"] = "uniform"
     pooling: Literal["sum", "mean"] = Field("sum", description="how a table's ids are pooled")
     seed: int = Field(0, ge=0, description="seed of the extra ids")
-    _unwritten_defaults: ClassVar[dict[str, Any]] = {"lengths": "fixed"}
+    # Left out of the serialised form at its default (as the sequence's min_length): a spec
+    # written before the field existed stores, hashes and logs as it did.
     lengths: Literal["fixed", "uniform"] = Field(
-        "fixed", description="fixed: every sample reads its table's size; uniform: an id brings "
+        "fixed", exclude_if=lambda value: value == "fixed", description="fixed: every sample reads its table's size; uniform: an id brings "
         "between 1 and the size ids, uniformly, the same number each time it is read (ragged)")
 
     def __hash__(self) -> int:  # sizes by name are a dict: hash the spec's JSON form
@@ -67,16 +56,25 @@ class SequenceSpec(_Strict):
     item: str = Field(description="the table whose ids are items")
     length: int = Field(ge=1, le=1024, description="most items in a history")
     min_length: int | None = Field(
-        None, ge=1, le=1024, description="fewest items in a history (default: length); a "
-        "sample with a shorter one is left out")
+        None, ge=1, le=1024, exclude_if=lambda value: value is None,
+        description="fewest items in a history (default: length); a sample with a shorter one "
+        "is left out")
     name: str = Field("history", min_length=1, max_length=64)
-    _unwritten_defaults: ClassVar[dict[str, Any]] = {"min_length": None}
 
     @model_validator(mode="after")
     def _min_within_length(self) -> SequenceSpec:
         if self.min_length is not None and self.min_length > self.length:
             raise ValueError(f"min_length {self.min_length} exceeds length {self.length}")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _full_histories_unnamed(cls, data: Any) -> Any:
+        # min_length equal to length is the default: one spec, one serialised form
+        if isinstance(data, dict) and data.get("min_length") is not None \
+                and data.get("min_length") == data.get("length"):
+            data = {k: v for k, v in data.items() if k != "min_length"}
+        return data
 
     @property
     def shortest(self) -> int:

@@ -8,8 +8,9 @@ per table) padded to each table's width.
 
 The pads are chosen so that every rule over a sample's *distinct* ids (working sets, touches,
 writers, who serves a row) reads a padded sample exactly as the ragged one; only the rules that
-count an id each time it is read (accesses, the location-aware score, pooling) need the lengths,
-and take them from here.
+count an id each time it is read need the lengths, and take them from here: accesses, the
+location-aware and affinity scores, HET's per-occurrence clock, BagPipe's rows read once in a
+batch, FAE's access counts, pooling and the placements' routes.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ computes labels and features from them (:meth:`TraceSource.whole_samples`); else
 read of whole samples spills them all, once (one more pass over the source).
 
 Disk: ``4·F`` bytes per sample for the ids alone (4.8 GB for Criteo Kaggle's 45.8 M samples),
-``4·(F + D + 1)`` for whole samples (7.3 GB), and ``4·T`` more for a ragged trace's lengths, in anonymous files of the system's temporary
-directory (``TMPDIR``) that vanish with the process, however it ends. Memory: one block (and
+``4·(F + D + 1)`` for whole samples (7.3 GB), and ``4·T`` more for a ragged trace's lengths,
+in anonymous files of the system's temporary directory (``TMPDIR``) that vanish with the
+process, however it ends. Memory: one block (and
 the source's own, e.g. a ring per generating thread). Where the disk lacks room the trace is
 read from its source each time, as without this wrapper (``describe()["spilled"]`` says what is
 on disk); so does a trace whose writing fails part-way (the disk filled meanwhile: ranks of one

@@ -143,8 +143,8 @@ class _Window:
             assign: np.ndarray) -> tuple[int, int]:
         s, prev = j % len(self.counts), (j - 1) % len(self.counts)
         n, lookups = kern.enqueue_batch(
-            ids, counted, counted is not ids, assign, j, self.latest, self.pos, self.uniq[s], self.nread[s], self.flags[s],
-            self.flags[prev], self.masks,
+            ids, counted, counted is not ids, assign, j, self.latest, self.pos, self.uniq[s],
+            self.nread[s], self.flags[s], self.flags[prev], self.masks,
         )  # fmt: skip
         self.counts[s] = n
         return n, lookups

@@ -131,7 +131,8 @@ class ReplicaChecker:
         self.due[reduced] = np.where(classes[~single] == _NOW, b + 1, b + 2)
         self.to_ps[reduced] = ~self.resident[reduced]
         self.owner[reduced] = -1
-        at = np.flatnonzero(np.isin(ids.ravel(), rows[single]))  # each occurs exactly once
+        # each is read once (a ragged table's pads may repeat it, within the same sample)
+        at = np.flatnonzero(np.isin(ids.ravel(), rows[single]))
         lone = ids.ravel()[at]
         self.owner[lone] = assign[at // ids.shape[1]]
         written = lone[~self.resident[lone]]  # transient: its one trainer writes it back now

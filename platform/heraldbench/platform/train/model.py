@@ -121,8 +121,9 @@ class FieldPooling(nn.Module):
         self.register_buffer("columns", columns, persistent=False)
         self.register_buffer("slots", torch.arange(len(column_tables)) - starts,
                              persistent=False)
-        self.register_buffer("scales", torch.tensor(field_scales).view(1, -1, 1),
-                             persistent=False)
+        # float64, so that a float64 mean divides by the exact width (as by a ragged length)
+        self.register_buffer("scales", torch.tensor(field_scales, dtype=torch.float64)
+                             .view(1, -1, 1), persistent=False)
 
     def forward(self, rows: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         fields = self.scales.shape[1]

@@ -167,5 +167,5 @@ def test_the_round_trip_compares_a_ragged_tables_ids_per_sample(fitted, planted_
     assert row["table"] == "P1" and 1.0 < row["real_mean"] < 4.0
     assert abs(row["real_mean"] - row["synthetic_mean"]) < 0.25
     assert 0.0 <= row["max_cdf_difference"] < 0.1
-    assert result.to_json()["ids_per_sample"] == [row]
+    assert result.to_json()["ids_per_sample_law"] == [row]
     assert result.worst_mrc <= 0.02
