@@ -214,7 +214,7 @@ def _widen(ids, widths, offsets, sizes, seed, pareto, varying):  # pragma: no co
     ``1 + hash(seed, table, id) mod k`` ids, and the columns past them repeat the last."""
     n, tables = ids.shape
     out = np.empty((n, widths.sum()), np.int64)
-    lengths = np.empty((n, tables), np.int64)
+    lengths = np.empty((n if varying else 0, tables), np.int64)  # kept only when they vary
     for i in range(n):
         column = 0
         for t in range(tables):
@@ -224,7 +224,7 @@ def _widen(ids, widths, offsets, sizes, seed, pareto, varying):  # pragma: no co
             held = widths[t]
             if varying:
                 held = np.int64(1) + np.int64(_mix(~key) % np.uint64(widths[t]))
-            lengths[i, t] = held
+                lengths[i, t] = held
             for j in range(1, widths[t]):
                 if j < held:
                     draw = _mix(key ^ np.uint64(j))

@@ -218,11 +218,8 @@ class _Run:
         """Residency of ``iteration``; returns the iteration whose syncs completed, if any."""
         s = self.state
         self.accessed += real_ids(batch.lengths, len(batch), self.fields)
-        view = s.view()
-        counted = batch.ids
-        if batch.lengths is not None:
-            counted = marked_pads(batch.ids, batch.lengths, self.widths)
-            view = replace(view, counted_ids=counted)
+        counted = marked_pads(batch.ids, batch.lengths, self.widths)
+        view = s.view() if counted is batch.ids else replace(s.view(), counted_ids=counted)
         plan = self.scheduler.plan(batch.ids, view, iteration)
         assign = np.ascontiguousarray(plan.assign, dtype=np.int32)
         if self.check:
