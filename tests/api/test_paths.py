@@ -40,6 +40,10 @@ def path_fields(schema: dict[str, Any]) -> set[tuple[str, str]]:
     return found
 
 
+#: A ratings file inside the data folders (each test writes it), beside a movie file that escapes.
+RATINGS = "ratings.data"
+
+
 def _dataset(kind: str, field: str, value: str) -> dict[str, Any]:
     extra = {"samples": 1000} if kind == "synthetic" else {}
     return {"kind": kind, field: value, **extra}
@@ -51,6 +55,8 @@ SUBMISSIONS = {
     ("CriteoTSVSpec", "path"): lambda v: tiny_spec(dataset=_dataset("criteo-tsv", "path", v)),
     ("AvazuCSVSpec", "path"): lambda v: tiny_spec(dataset=_dataset("avazu-csv", "path", v)),
     ("MovieLensSpec", "path"): lambda v: tiny_spec(dataset=_dataset("movielens", "path", v)),
+    ("MovieLensSpec", "items"): lambda v: tiny_spec(
+        dataset={"kind": "movielens", "path": RATINGS, "items": v}),
     ("PreparedSpec", "path"): lambda v: tiny_spec(dataset=_dataset("prepared", "path", v)),
     ("SyntheticProfileSpec", "profile"):
         lambda v: tiny_spec(dataset=_dataset("synthetic", "profile", v)),
@@ -106,6 +112,7 @@ def _endpoints(key: tuple[str, str]) -> list[str]:
 @pytest.mark.parametrize("key", sorted(SUBMISSIONS))
 def test_paths_that_escape_are_refused_everywhere(api_sqlite, data_dir, outside, key) -> None:
     field = FIELD.get(key, f"dataset.{key[1]}")
+    (data_dir / RATINGS).write_text("1\t1\t4\t1\n")
     for value in escapes(data_dir, outside):
         for endpoint in _endpoints(key):
             body = SUBMISSIONS[key](value)

@@ -196,3 +196,44 @@ def test_a_spec_with_ragged_features_runs_every_scheduler_and_placement(tmp_path
         assert run["counts"]["accesses"] == lengths.sum(), run["scheduler"]
     assert {r["scheduler"] for r in doc["runs"]} == set(registered())
     assert len(doc["placements"]) == 7
+
+
+def test_a_log_with_its_movies_genres_runs_every_scheduler_and_placement(
+        tmp_path: Path) -> None:  # fmt: skip
+    """A rating log with its movie file: each sample reads its movie's genres (a ragged table
+    after the history made on the log), and every scheduler counts exactly those ids."""
+    import numpy as np
+
+    from heraldbench.platform.schedulers import registered
+
+    rng = np.random.default_rng(3)
+    ratings, movies = tmp_path / "u.data", tmp_path / "u.item"
+    ratings.write_text("".join(f"{u}\t{m}\t{s}\t{880_000_000 + t}\n" for t, (u, m, s) in enumerate(
+        zip(rng.integers(1, 41, 4_000), rng.integers(1, 151, 4_000), rng.integers(1, 6, 4_000),
+            strict=True))))
+    movies.write_text("".join(
+        "|".join([str(m), "a film", "", "", "", *("1" if g in {m % 19, m % 7} else "0"
+                                                 for g in range(19))]) + "\n"
+        for m in range(1, 151)))
+    spec = {
+        "name": "genres",
+        "dataset": {"kind": "movielens", "path": str(ratings), "items": str(movies),
+                    "sort_by_time": True,
+                    "features": {"sequence": {"user": "user", "item": "item", "length": 4,
+                                              "min_length": 1}}},
+        "cluster": {"workers": 4, "batch_size": 16, "hosts": 2},
+        "cache": {"rows": 300}, "embedding_dim": 8,
+        "schedulers": [{"kind": k} for k in sorted(registered())],
+        "placements": [{"kind": k} for k in ("row-wise", "table-row-wise", "flexshard")],
+        "baseline": "row-wise",
+    }
+    done = _cli(tmp_path, spec, "simulate", "--json")
+    assert done.returncode == 0, done.stderr
+    trace = parse_spec(spec).dataset.open()
+    assert trace.layout.names == ("user", "item", "history", "genre")
+    lengths = next(trace.chunks(trace.num_samples // 64 * 64)).lengths
+    assert set(np.unique(lengths[:, 3])) == {1, 2}
+    runs = json.loads(done.stdout)["runs"]
+    assert {r["scheduler"] for r in runs} == set(registered())
+    for run in runs:
+        assert run["counts"]["accesses"] == lengths.sum(), run["scheduler"]

@@ -49,6 +49,7 @@ def calibrate(
 ) -> None:
     """Fit a workload profile to the trace at PATH and write it to --out."""
     from heraldbench.platform import workload_check as round_trip
+    from heraldbench.platform.data.attributes import split_attributes, with_attributes
     from heraldbench.platform.data.workload.fit import fit_profile, read_trace
     from heraldbench.platform.data.workload.schema import save_profile
 
@@ -56,20 +57,20 @@ def calibrate(
         dataset = dataset_of_file(kind, path, options, max_samples)
         parsed_shapes = _shapes(shapes) if check or shapes else ()
         made = _features(features)
-        trace = dataset.open()
+        trace, attributes = split_attributes(dataset.open())
         with _stages(enabled=not as_json) as stage:
             data = read_trace(trace, max_samples, stage("reading", trace.num_samples))
             stage("fitting", None)
             profile = fit_profile(
                 data, name=name or _name(out_path), source=f"{path.name} ({kind})",
-                source_kind=kind, command=_command(), seed=seed,
+                source_kind=kind, command=_command(), seed=seed, attributes=attributes,
             )  # fmt: skip
             written = save_profile(profile, out_path)
             result = None
             if check or report_dir is not None:
                 tick = stage("round trip", len(parsed_shapes or round_trip.DEFAULT_SHAPES) * 2)
                 result = round_trip.check_round_trip(
-                    data_trace(data, trace), profile, shapes=parsed_shapes or round_trip.DEFAULT_SHAPES,
+                    with_attributes(data_trace(data, trace), attributes), profile, shapes=parsed_shapes or round_trip.DEFAULT_SHAPES,
                     seed=seed, progress=tick, features=made,
                 )  # fmt: skip
         report = _write_report(result, profile, report_dir)
@@ -155,12 +156,17 @@ def _print(written: Path, profile, result, report: list[Path], as_json: bool) ->
         document = {
             "profile": str(written), "name": profile.name,
             "provenance": profile.provenance.model_dump(), "fit": profile.fit,
+            "attributes": _attributes(profile),
             "check": result.to_json() if result else None, "report": [str(p) for p in report],
         }  # fmt: skip
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
         return
     out.print(_fit_table(profile))
     out.print(_blocks_table(profile))
+    for line in _attributes(profile):
+        out.print(f"attribute {line['name']} of {line['parent']}: {line['rows']} rows, "
+                  f"{line['mean_ids_per_sample']:.2f} ids a sample on average, at most "
+                  f"{line['most_ids']}")
     if result is not None:
         out.print(_check_table(result))
         if result.lengths:
@@ -168,6 +174,13 @@ def _print(written: Path, profile, result, report: list[Path], as_json: bool) ->
     out.print(f"profile: {written}")
     if report:
         out.print(f"report: {', '.join(str(p) for p in report)}")
+
+
+def _attributes(profile) -> list[dict]:
+    """The fitted attribute tables in brief: rows, and the mean and largest set a sample reads."""
+    return [{"name": a.name, "parent": a.parent, "rows": len(a.weights),
+             "mean_ids_per_sample": float(np.arange(1, len(a.lengths) + 1) @ a.lengths),
+             "most_ids": len(a.lengths)} for a in profile.attributes]
 
 
 def _fit_table(profile) -> Table:
@@ -224,10 +237,12 @@ def _check_table(result) -> Table:
 def _lengths_table(result) -> Table:
     """Each ragged table's law of ids a sample reads, on the real trace and the profile's."""
     table = Table(title="ragged tables: ids a sample reads")
-    for column in ("table", "mean real", "mean synthetic", "largest CDF difference"):
+    for column in ("table", "mean real", "mean synthetic", "largest CDF difference",
+                   "largest row share difference"):
         table.add_column(column, justify="left" if column == "table" else "right")
     for r in result.lengths:
+        share = r.get("max_row_share_difference")
         table.add_row(r["table"], f"{r['real_mean']:.2f}", f"{r['synthetic_mean']:.2f}",
-                      f"{r['max_cdf_difference']:.3f}")
+                      f"{r['max_cdf_difference']:.3f}", "-" if share is None else f"{share:.3f}")
     return table
 

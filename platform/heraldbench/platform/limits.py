@@ -82,7 +82,9 @@ def trace_facts(dataset: Any) -> TraceFacts:
         return TraceFacts(None, None, None)  # the simulator checks the cache once it has read
     from heraldbench.platform.data.features import multi_hot_widths
 
-    ids = sum(multi_hot_widths(features.multi_hot, names)) if features.multi_hot else len(names)
+    attribute_ids = facts.tables - len(names)  # the features are made under attribute tables
+    ids = attribute_ids + (sum(multi_hot_widths(features.multi_hot, names))
+                           if features.multi_hot else len(names))
     if features.sequence is None:
         return TraceFacts(ids, facts.total_rows, facts.samples, facts.table_rows)
     # the history table's rows and the samples kept are known once the log is read
@@ -99,8 +101,11 @@ def _one_hot_facts(dataset: Any) -> TraceFacts:
 
         profile = dataset.load()
         horizon = max(dataset.samples, math.ceil(dataset.scale * profile.reference_samples))
-        sizes = table_sizes(profile, horizon, dataset.scale)
-        return TraceFacts(len(sizes), sum(sizes), dataset.samples, tuple(int(n) for n in sizes))
+        sizes = [int(n) for n in table_sizes(profile, horizon, dataset.scale)]
+        # the attribute tables come last: their widths are their largest sets
+        ids = len(sizes) + sum(len(a.lengths) for a in profile.attributes)
+        sizes += [len(a.weights) for a in profile.attributes]
+        return TraceFacts(ids, sum(sizes), dataset.samples, tuple(sizes))
     if kind == "prepared":
         from heraldbench.platform.data.prepared import read_manifest
 

@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from heraldbench.platform.data import FeaturesSpec, InMemoryTrace, TraceSource, with_features
+from heraldbench.platform.data.attributes import split_attributes
 from heraldbench.platform.data.ragged import length_law, read_stream
 from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
-from heraldbench.platform.data.workload.trace import ProfileTrace
+from heraldbench.platform.data.workload.trace import profile_trace
 from heraldbench.platform.runner import fill_relative, simulate_run
 from heraldbench.platform.schedulers import registered
 from heraldbench.platform.spec import parse_spec
@@ -129,7 +130,7 @@ def check_round_trip(
 ) -> CheckResult:  # fmt: skip
     """Compare ``real`` with ``profile`` generated at the same length (see the module docstring),
     both given ``features`` (multi-hot, a sequence) when named."""
-    synthetic = ProfileTrace(profile, samples=real.num_samples, seed=seed)
+    synthetic = profile_trace(profile, samples=real.num_samples, seed=seed)
     return compare_traces(with_features(real, features), with_features(synthetic, features),
                           shapes=shapes, progress=progress)
 
@@ -140,10 +141,11 @@ def compare_traces(
 ) -> CheckResult:  # fmt: skip
     """Every scheduler's relative traffic and the miss-ratio curve of ``synthetic`` against
     ``real``, with caches sized on ``real``'s distinct rows."""
+    attributes = {source.name for source in split_attributes(real)[1]}
     real, synthetic = real.materialize(), synthetic.materialize()
     distinct = int(len(np.unique(real.ids)))
     result = CheckResult(samples=real.num_samples, distinct_rows=distinct,
-                         lengths=compare_lengths(real, synthetic))
+                         lengths=compare_lengths(real, synthetic, attributes))
     widths = real.layout.table_widths
     result.mrc_real = _rounded(miss_ratio_curve(
         read_stream(real.ids, real.lengths, widths), distinct))
@@ -163,9 +165,12 @@ def compare_traces(
     return result
 
 
-def compare_lengths(real: InMemoryTrace, synthetic: InMemoryTrace) -> list[dict[str, Any]]:
+def compare_lengths(real: InMemoryTrace, synthetic: InMemoryTrace,
+                    attributes: set[str] = frozenset()) -> list[dict[str, Any]]:  # fmt: skip
     """Per ragged table, the law of ids a sample reads on each trace: the mean, and the largest
-    difference between the two laws' cumulative shares (Kolmogorov's distance)."""
+    difference between the two laws' cumulative shares (Kolmogorov's distance). For an
+    attribute table (``attributes``: a profile fits its rows one by one), also the largest
+    difference between a row's shares of the table's reads."""
     rows = []
     layout = real.layout
     for t, ragged in enumerate(layout.ragged):
@@ -174,11 +179,25 @@ def compare_lengths(real: InMemoryTrace, synthetic: InMemoryTrace) -> list[dict[
         width = layout.table_widths[t]
         laws = [length_law(trace.lengths[:, t], width) for trace in (real, synthetic)]
         means = [float(law @ np.arange(width + 1)) for law in laws]
-        rows.append({"table": layout.names[t], "real_mean": round(means[0], 3),
-                     "synthetic_mean": round(means[1], 3),
-                     "max_cdf_difference": round(float(np.abs(
-                         np.cumsum(laws[0]) - np.cumsum(laws[1])).max()), 4)})
+        row = {"table": layout.names[t], "real_mean": round(means[0], 3),
+               "synthetic_mean": round(means[1], 3),
+               "max_cdf_difference": round(float(np.abs(
+                   np.cumsum(laws[0]) - np.cumsum(laws[1])).max()), 4)}
+        if layout.names[t] in attributes:
+            shares = [_row_shares(trace, t) for trace in (real, synthetic)]
+            row["max_row_share_difference"] = round(float(np.abs(shares[0] - shares[1]).max()), 4)
+        rows.append(row)
     return rows
+
+
+def _row_shares(trace: InMemoryTrace, table: int) -> np.ndarray:
+    """Each row's share of the reads of one table (pads left out)."""
+    layout = trace.layout
+    start = int(sum(layout.table_widths[:table]))
+    width = layout.table_widths[table]
+    read = read_stream(trace.ids[:, start:start + width], trace.lengths[:, table:table + 1],
+                       (width,)) - int(layout.offsets[table])
+    return np.bincount(read, minlength=layout.sizes[table]) / max(1, read.size)
 
 
 def round_trip_spec(workers: int, batch: int, cache_rows: int):

@@ -151,6 +151,9 @@ def preprocess(
 def _plans(source: RawFileSpec, inputs: list[Path]) -> list[ReadingPlan]:
     if not hasattr(source, "reading_plan"):
         raise SpecError(f"dataset kind {getattr(source, 'kind', '?')!r} has no raw file to prepare")
+    if getattr(source, "items", None) is not None:
+        raise SpecError("items: a movie file's genres are read with the ratings in memory "
+                        "(dataset kind movielens), not prepared as shards")
     plans = [source.model_copy(update={"path": p}).reading_plan() for p in inputs]
     for path, plan in zip(inputs[1:], plans[1:]):
         if (plan.table_names, plan.dense_names) != (plans[0].table_names, plans[0].dense_names):

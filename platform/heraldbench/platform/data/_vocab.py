@@ -346,7 +346,18 @@ class TableVocab:
         row_of_value = np.where(frequent, first_value_row + np.cumsum(frequent) - 1, RARE_ROW)
         local = np.append(row_of_value, MISSING_ROW)[values]
         rare_values = int(((counts > 0) & ~frequent).sum())
-        return local, first_value_row + int(frequent.sum()), rare_values
+        size = first_value_row + int(frequent.sum())
+        self._rows = (encoded.dictionary, row_of_value, frequent, size)  # for row_keys
+        return local, size, rare_values
+
+    def row_keys(self) -> np.ndarray:
+        """After :meth:`finish`: each row's raw value (object array), None for the rows of the
+        missing and the rare values."""
+        dictionary, row_of_value, frequent, size = self._rows
+        keys = np.full(size, None, object)
+        kept = np.flatnonzero(frequent)
+        keys[row_of_value[kept]] = dictionary.take(pa.array(kept)).to_pylist()
+        return keys
 
 
 # --- assembling the trace ----------------------------------------------------------------------
@@ -476,6 +487,11 @@ class TraceAssembler:
             "malformed_reasons": self.skipped_reasons,
         }
         return InMemoryTrace(ids, labels, dense, layout, info)
+
+    def row_keys(self, table: str) -> np.ndarray:
+        """After :meth:`finish`: the raw value of each row of ``table`` (see
+        :meth:`TableVocab.row_keys`)."""
+        return self.vocabs[self.table_names.index(table)].row_keys()
 
     def _stacked(self, name: str) -> np.ndarray:
         return np.concatenate([getattr(parsed, name) for parsed in self.kept])

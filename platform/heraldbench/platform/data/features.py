@@ -20,6 +20,7 @@ from heraldbench.platform.data._features_spec import (
     SequenceSpec,
 )
 from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TableLayout, TraceSource
+from heraldbench.platform.data.attributes import split_attributes, with_attributes
 from heraldbench.platform.exceptions import SpecError
 
 __all__ = ["FeaturedTrace", "check_features", "multi_hot_widths", "with_features"]
@@ -33,6 +34,9 @@ def with_features(trace: TraceSource, features: FeaturesSpec | None) -> TraceSou
     """``trace`` with ``features`` made on it; ``trace`` itself when there are none."""
     if features is None or (features.multi_hot is None and features.sequence is None):
         return trace
+    base, attributes = split_attributes(trace)
+    if attributes:  # attribute tables come last: the features are made under them
+        return with_attributes(with_features(base, features), attributes)
     if not trace.layout.one_hot:
         raise SpecError("dataset.features: the trace already has many ids per table")
     return FeaturedTrace(trace, features)

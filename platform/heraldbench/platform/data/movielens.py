@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from pathlib import Path
+from typing import Annotated, Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import field_validator
+from pydantic import Field, field_validator, model_validator
 
-from heraldbench.platform.data._trace import InMemoryTrace
+from heraldbench.platform.data._trace import TraceSource
 from heraldbench.platform.data._vocab import (
     Block,
     ParsedRows,
@@ -27,8 +28,11 @@ from heraldbench.platform.data._vocab import (
     encode_column,
     first_line,
 )
+from heraldbench.platform.data.attributes import with_attributes
+from heraldbench.platform.data.movielens_genres import genre_attribute, read_movie_genres
 from heraldbench.platform.data.reading import ReadingPlan
 from heraldbench.platform.exceptions import TraceFormatError
+from heraldbench.platform.paths import NamesFile
 
 __all__ = ["MovieLensSpec"]
 
@@ -64,6 +68,9 @@ class MovieLensSpec(RawFileSpec):
         positive_threshold: a rating at or above it is a positive sample (label 1).
         sort_by_time: order samples by timestamp (stable); the files are ordered by user or
             not at all. When set, the whole file is read and ``max_samples`` keeps the earliest.
+        items: the movie file (``u.item``, ``movies.dat`` or ``movies.csv``); when given, each
+            sample also reads its movie's genres, a multi-hot ``genre`` table
+            (:mod:`.movielens_genres`).
 
     Example:
         >>> trace = MovieLensSpec(path="ml-1m/ratings.dat", sort_by_time=True).open()
@@ -74,6 +81,9 @@ class MovieLensSpec(RawFileSpec):
     kind: Literal["movielens"] = "movielens"
     positive_threshold: float = 4.0
     sort_by_time: bool = False
+    items: Annotated[Path | None, NamesFile()] = Field(
+        None, exclude_if=lambda value: value is None,
+        description="the movie file: each sample also reads its movie's genres")
 
     @field_validator("positive_threshold")
     @classmethod
@@ -82,9 +92,24 @@ class MovieLensSpec(RawFileSpec):
             raise ValueError(f"positive_threshold must be a finite rating, got {value}")
         return value
 
-    def _open(self) -> InMemoryTrace:
+    @model_validator(mode="after")
+    def _genres_of_single_movies(self) -> MovieLensSpec:
+        if self.items is not None and self.frequency_threshold > 1:
+            raise ValueError(f"items needs frequency_threshold 0 or 1, got "
+                             f"{self.frequency_threshold}: the row that rare movies share has no "
+                             "genres of its own")
+        return self
+
+    def _open(self) -> TraceSource:
         """Read the file into a trace (see :class:`RawFileSpec` for the shared knobs)."""
-        return self.reading_plan().read(self)
+        plan = self.reading_plan()
+        if self.items is None:
+            return plan.read(self)
+        assembler = plan.assembled(self)
+        trace = assembler.finish(self.frequency_threshold, dict(plan.info))
+        genres = genre_attribute(read_movie_genres(self.items), assembler.row_keys("item"),
+                                 self.items)
+        return with_attributes(trace, [genres])
 
     def reading_plan(self) -> ReadingPlan:
         """How the file is cut into blocks and parsed (shared with chunked preprocessing)."""
@@ -95,7 +120,7 @@ class MovieLensSpec(RawFileSpec):
             "format": layout.name,
             "positive_threshold": self.positive_threshold,
             "sorted_by_time": self.sort_by_time,
-        }
+        } | ({"items": str(self.items)} if self.items is not None else {})
         return ReadingPlan(
             table_names=TABLE_NAMES,
             dense_names=(),

@@ -98,6 +98,11 @@ class ReadingPlan:
 
     def read(self, spec: RawFileSpec) -> InMemoryTrace:
         """Read ``spec.path`` whole into an in-memory trace."""
+        return self.assembled(spec).finish(spec.frequency_threshold, dict(self.info))
+
+    def assembled(self, spec: RawFileSpec) -> TraceAssembler:
+        """``spec.path`` read whole, not yet finished: for a reader that needs the tables'
+        raw values after :meth:`TraceAssembler.finish` (:meth:`TraceAssembler.row_keys`)."""
         assembler = TraceAssembler(
             spec.path,
             list(self.table_names),
@@ -106,4 +111,4 @@ class ReadingPlan:
             sort_by_key=self.sort_by_key,
         )
         assembler.consume(self.blocks(spec.path), self.parse)
-        return assembler.finish(spec.frequency_threshold, dict(self.info))
+        return assembler

@@ -132,12 +132,14 @@ def load_profile_text() -> dict:
     return yaml.safe_load(builtin_profile_path("criteo-kaggle").read_text())
 
 
-def _made_ratings(path: Path) -> Path:
-    """A MovieLens-format log the project makes: 3,000 ratings by 30 users of 200 items."""
+def _made_ratings(path: Path, skewed: bool = True) -> Path:
+    """A MovieLens-format log the project makes: 3,000 ratings by 30 users of 200 items, the
+    items Zipf-distributed or (not ``skewed``) uniform."""
     import numpy as np
 
     rng = np.random.default_rng(4)
-    users, items = rng.integers(1, 31, 3_000), rng.zipf(1.3, 3_000) % 200 + 1
+    users = rng.integers(1, 31, 3_000)
+    items = rng.zipf(1.3, 3_000) % 200 + 1 if skewed else rng.integers(1, 201, 3_000)
     path.write_text("".join(f"{u}\t{i}\t4\t{880000000 + t}\n"
                             for t, (u, i) in enumerate(zip(users, items, strict=True))))
     return path
@@ -157,3 +159,37 @@ def test_check_with_a_sequence_compares_the_sequence_traces(tmp_path: Path) -> N
                "--check", "--features", '{"sequence": {"user": "user"}}')
     assert bad.returncode == 2 and "--features" in bad.stderr
     assert not (tmp_path / "x.yaml").exists()
+
+
+def _made_movies(path: Path) -> Path:
+    """A u.item the project makes: movies 1..200, each with 1 to 3 of the 19 genres."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    lines = []
+    for movie in range(1, 201):
+        its = rng.choice(19, rng.choice([1, 2, 3], p=[0.5, 0.3, 0.2]), replace=False)
+        flags = ["1" if g in its else "0" for g in range(19)]
+        lines.append("|".join([str(movie), f"Film {movie}", "01-Jan-1995", "", "-", *flags]))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_movie_file_is_fitted_as_an_attribute_and_checked(tmp_path: Path) -> None:
+    # Each item's genres are one draw: the law over samples is close to the fitted one when no
+    # few items hold most samples.
+    ratings = _made_ratings(tmp_path / "u.data", skewed=False)
+    movies = _made_movies(tmp_path / "u.item")
+    done = _cli("calibrate", str(ratings), "--kind", "movielens", "--option", "sort_by_time=true",
+                "--option", f"items={movies}", "--out", str(tmp_path / "ml.yaml"), "--check",
+                "--shape", "4:0.3", "--json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    (attribute,) = load_profile(tmp_path / "ml.yaml").attributes
+    assert (attribute.name, attribute.parent, len(attribute.weights)) == ("genre", "item", 19)
+    assert document["attributes"][0]["most_ids"] == len(attribute.lengths) == 3
+    (law,) = document["check"]["ids_per_sample_law"]
+    assert law["table"] == "genre" and law["max_cdf_difference"] < 0.05
+    assert abs(law["real_mean"] - law["synthetic_mean"]) < 0.1
+    assert law["max_row_share_difference"] < 0.06  # 200 movies: a few hundred draws
+    assert {row["scheduler"] for row in document["check"]["traffic"]} >= {"naive", "herald"}

@@ -16,6 +16,7 @@ from heraldbench.platform.data.workload.trace import (
     BUILTIN_PROFILES,
     ProfileTrace,
     SyntheticProfileSpec,
+    profile_trace,
     resolve_profile,
 )
 
@@ -25,6 +26,7 @@ __all__ = [
     "SyntheticProfileSpec",
     "WorkloadProfile",
     "load_profile",
+    "profile_trace",
     "resolve_profile",
     "save_profile",
 ]

@@ -10,13 +10,15 @@ comparing.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
 from heraldbench.platform.data._trace import TraceSource
+from heraldbench.platform.data.attributes import AttributeSource
 from heraldbench.platform.data.workload import _structure as st
+from heraldbench.platform.data.workload.attributes import fit_attribute
 from heraldbench.platform.data.workload.given import fit_given
 from heraldbench.platform.data.workload.labels import fit_dense, fit_labels
 from heraldbench.platform.data.workload.refine import refine
@@ -84,8 +86,10 @@ def _version() -> str:
 
 
 def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, command: str = "",
-                seed: int = 0, rounds: int = 4) -> WorkloadProfile:  # fmt: skip
-    """The profile of ``data``, refined over ``rounds`` simulate-and-compare rounds."""
+                seed: int = 0, rounds: int = 4,
+                attributes: Sequence[AttributeSource] = ()) -> WorkloadProfile:  # fmt: skip
+    """The profile of ``data``, refined over ``rounds`` simulate-and-compare rounds, with the
+    laws of the ``attributes`` tables over ``data``'s samples (:mod:`.attributes`)."""
     n = data.samples
     head_min = HEAD_MIN
     blocks = st.find_blocks(data.ids)
@@ -105,7 +109,9 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
         dense=fit_dense(data.dense, data.dense_names),
         labels=fit_labels(data.labels, data.dense, data.ids, data.names, blocks),
     )
-    return refine(profile, data, structure, seed=seed, rounds=rounds)
+    profile = refine(profile, data, structure, seed=seed, rounds=rounds)
+    fitted = [fit_attribute(a, data.ids[:, data.names.index(a.parent)], seed) for a in attributes]
+    return profile.model_copy(update={"attributes": fitted}) if fitted else profile
 
 
 def _pmf(counts: np.ndarray) -> list[float]:

@@ -5,7 +5,9 @@ probabilities and how new values appear; per block (fields whose values recur to
 tuples appear, how often the block repeats an earlier sample's tuple and from how far back, and
 its frequent tuples as tuples of head *ranks*; the root sources several blocks share; the dense
 features and the label model; where it came from (provenance) and how well it fits (fit).
-Version 2 added ``blocks.*.given`` (head tuples drawn given another block's head tuple).
+Version 2 added ``blocks.*.given`` (head tuples drawn given another block's head tuple); version
+3 added ``attributes`` (multi-hot tables whose ids are a function of a field's row,
+:mod:`.attributes`).
 
 Growth curves are cumulative counts at positions 1, 2, 4, ... 2**i; distance laws are
 probabilities of the log2 bins [1, 2), [2, 4), ... of a distance in samples.
@@ -29,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from heraldbench.platform.data.workload.attributes import AttributeProfile
 from heraldbench.platform.documents import read_problem
 from heraldbench.platform.exceptions import ProfileError
 
@@ -51,7 +54,7 @@ __all__ = [
 
 FORMAT = "heraldbench-workload-profile"
 #: Version this code writes; it reads every version up to this one.
-VERSION = 2
+VERSION = 3
 #: Distances up to 2**40 samples; growth curves up to position 2**47.
 MAX_BINS = 41
 MAX_KNOTS = 48
@@ -269,6 +272,8 @@ class WorkloadProfile(_Strict):
     roots: list[RootProfile] = []
     dense: list[DenseFeature] = []
     labels: LabelModel
+    #: Left out of the file when empty: a profile without attributes reads as version 2 wrote it.
+    attributes: list[AttributeProfile] = Field([], exclude_if=lambda value: not value)
     assumptions: list[str] = []
     fit: dict[str, Any] = {}
 
@@ -302,6 +307,7 @@ class WorkloadProfile(_Strict):
         unknown = set(self.labels.field_effect_std) - set(names)
         if unknown:
             raise ValueError(f"labels.field_effect_std names unknown fields {sorted(unknown)}")
+        _check_attributes(self.attributes, names)
         return self
 
     def field(self, name: str) -> FieldProfile:
@@ -322,6 +328,17 @@ def _check_block(b: int, block: BlockProfile, heads: dict[str, int], roots: int)
                     f"{where}.head_tuples.ranks.{i}: rank {rank} of {name} is not one of its "
                     f"{heads[name]} head values"
                 )
+
+
+def _check_attributes(attributes: list[AttributeProfile], fields: list[str]) -> None:
+    """Each attribute's parent is a field, and every table name is used once."""
+    taken = set(fields)
+    for a, attribute in enumerate(attributes):
+        if attribute.parent not in fields:
+            raise ValueError(f"attributes.{a}.parent: no field named {attribute.parent!r}")
+        if attribute.name in taken:
+            raise ValueError(f"attributes.{a}.name: {attribute.name!r} is already a table")
+        taken.add(attribute.name)
 
 
 def _check_given(blocks: list[BlockProfile]) -> None:

@@ -26,7 +26,9 @@ from heraldbench.platform.data._trace import (
     TableLayout,
     TraceSource,
 )
+from heraldbench.platform.data.attributes import with_attributes
 from heraldbench.platform.data.workload import _kernels, _stream
+from heraldbench.platform.data.workload.attributes import GeneratedAttribute
 from heraldbench.platform.data.workload.labels import DenseLabelModel, fill_dense_labels
 from heraldbench.platform.data.workload.model import FAR_BIN, Kernels, compile_profile, table_sizes
 from heraldbench.platform.data.workload.schema import WorkloadProfile, load_profile
@@ -38,6 +40,7 @@ __all__ = [
     "ProfileTrace",
     "SyntheticProfileSpec",
     "builtin_profile_path",
+    "profile_trace",
     "resolve_profile",
 ]
 
@@ -119,9 +122,17 @@ class SyntheticProfileSpec(DatasetSpecBase):
     def load(self) -> WorkloadProfile:
         return resolve_profile(self.profile)
 
-    def _open(self) -> ProfileTrace:
-        return ProfileTrace(self.load(), samples=self.samples, seed=self.seed, scale=self.scale,
-                            label=self.profile)  # fmt: skip
+    def _open(self) -> TraceSource:
+        return profile_trace(self.load(), samples=self.samples, seed=self.seed, scale=self.scale,
+                             label=self.profile)  # fmt: skip
+
+
+def profile_trace(profile: WorkloadProfile, *, samples: int, seed: int = 0, scale: float = 1.0,
+                  label: str | None = None) -> TraceSource:  # fmt: skip
+    """The trace of ``profile``: its fields' ids (:class:`ProfileTrace`), then its attribute
+    tables' (:mod:`.attributes`)."""
+    trace = ProfileTrace(profile, samples=samples, seed=seed, scale=scale, label=label)
+    return with_attributes(trace, [GeneratedAttribute(a, seed) for a in profile.attributes])
 
 
 class ProfileTrace(TraceSource):
