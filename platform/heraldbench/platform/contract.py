@@ -41,6 +41,7 @@ __all__ = [
     "RunPlan",
     "Send",
     "Series",
+    "SingleWriters",
     "record_keys",
 ]
 
@@ -358,3 +359,50 @@ class IterationDecisions:
 def record_keys(ids: np.ndarray, workers: np.ndarray) -> np.ndarray:
     """One int64 key per (row, worker) record (workers < 2^8, as the spec allows)."""
     return (np.asarray(ids, np.int64) << 8) | np.asarray(workers, np.int64)
+
+
+class SingleWriters:
+    """Under an oracle (BagPipe), the replicated rows whose last update was a no-sync one (one
+    occurrence in its batch, never all-reduced), and the worker that made it.
+
+    Until such a row is written back, only that worker's replica holds its current value; the
+    replicas of every other row are identical (all-reduced). Whoever writes a row back (an
+    eviction, the flush) sends that worker's replica: the rule for the stream's write-backs and
+    the trainers' flush alike.
+
+    Args:
+        rows: rows of the table (every id is below it).
+    """
+
+    def __init__(self, rows: int) -> None:
+        self._writer = np.full(rows, -1, np.int16)  # -1: the replicas agree
+
+    def record(self, batch_ids: np.ndarray, assign: np.ndarray, no_sync: np.ndarray,
+               synced: np.ndarray) -> None:  # fmt: skip
+        """After an iteration's update: ``synced`` rows were all-reduced, each ``no_sync`` row
+        was updated by the one worker whose sample read it (``batch_ids``, ``assign``)."""
+        self._writer[np.asarray(synced, np.int64)] = -1
+        if not no_sync.size:
+            return
+        width = batch_ids.shape[1]
+        flat = batch_ids.reshape(-1)
+        order = np.argsort(flat, kind="stable")
+        first = order[np.searchsorted(flat[order], no_sync)]
+        self._writer[np.asarray(no_sync, np.int64)] = assign[first // width]
+
+    def step(self, dec: IterationDecisions) -> None:
+        """An iteration, after its write-backs were sent: the rows evicted before it forgotten,
+        its update recorded, the rows staged for it (written back after it) forgotten."""
+        self.forget(dec.sent_ids[dec.sent_how == Send.EVICT])
+        self.record(dec.batch.ids, dec.assign, dec.no_sync_ids,
+                    np.concatenate([dec.sync_now_ids, dec.sync_later_ids]))
+        self.forget(dec.sent_ids[dec.sent_how == Send.RELEASE])
+
+    def writers(self, rows: np.ndarray) -> np.ndarray:
+        """The worker whose replica of each of ``rows`` is current: its single writer, else
+        worker 0."""
+        return np.maximum(self._writer[np.asarray(rows, np.int64)], 0)
+
+    def forget(self, rows: np.ndarray) -> None:
+        """``rows`` were written back (their replicas agree with the PS again)."""
+        self._writer[np.asarray(rows, np.int64)] = -1

@@ -182,3 +182,27 @@ def test_many_ids_a_table_train_the_emulated_trainers_model_in_float64(lengths):
         assert d.outcome.iterations == e.outcome.iterations > 0
         assert _max_difference(e, d) < 1e-12, e.label
         assert d.outcome.counts == e.outcome.counts, e.label  # accesses: the ids read, no pad
+
+
+def test_bagpipe_s_no_sync_rows_are_written_back_by_their_one_writer():
+    """A row read once in its batch and not again in the window is not all-reduced: its one
+    reader's replica alone is current, and that reader writes it back at its eviction (a short
+    window evicts thousands, half of them by worker 1) and at the flush."""
+
+    def spec(backend: str):
+        data = train_spec(["bagpipe"], backend=backend, dtype="float64")
+        data["schedulers"] = [{"kind": "bagpipe", "lookahead": 4}]
+        return parse_spec(data)
+
+    def bagpipe(backend: str):
+        return next(r for r in train_experiment(spec(backend)).runs if r.scheduler == "bagpipe")
+
+    emulated, distributed = bagpipe("emulated"), bagpipe("distributed")
+    assert _max_difference(emulated, distributed) < 1e-12
+    assert distributed.counts == emulated.counts
+    # all-reduced: each iteration's dense gradients and loss, and the stream's synced rows only
+    # (``allreduce`` counts each synced row 2(W-1) times over the cluster: twice for 2 workers)
+    dense = sum(p.numel() for p in distributed.outcome.model.parameters()) + 1
+    rows = distributed.measured["bytes"]["allreduce_payload"] \
+        - distributed.outcome.iterations * dense * 8
+    assert 2 * rows == distributed.counts.allreduce * distributed.measured["bytes"]["row_bytes"]

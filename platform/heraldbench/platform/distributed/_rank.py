@@ -106,6 +106,8 @@ class RankRun:
         self._apply_rows(dec, rows_grad)
         with clock("push"):
             mover.send_after(dec)
+        if mover.writers is not None:
+            mover.writers.step(dec)
 
     def _train(self, dec: IterationDecisions):
         """Forward and backward on this worker's samples; returns (rows, gradient) to apply."""
@@ -142,13 +144,19 @@ class RankRun:
 
     def _all_reduce(self, dec, loss, keys, grad):
         """One all-reduce: dense gradients, the loss, and (replicated rows) row gradients over
-        the global batch's distinct rows."""
+        the global batch's rows whose gradients are synced. Returns the rows' gradients to
+        apply: the all-reduced ones, and (BagPipe) this worker's no-sync rows' own."""
         shared = self._shared_rows(dec)
         parts = [p.grad.reshape(-1) for p in self.params] + [loss.detach().reshape(1)]
+        local = None
         if shared is not None:
+            synced = np.isin(keys, shared)
+            if not synced.all():  # read once in the batch, by this worker alone: not synced
+                alone = _tensor(np.flatnonzero(~synced), self.device)
+                local = (keys[~synced], grad.index_select(0, alone))
             full = torch.zeros(len(shared), grad.shape[1], dtype=grad.dtype, device=grad.device)
-            at = np.searchsorted(shared, keys)
-            full[_tensor(at, self.device)] = grad
+            at = np.searchsorted(shared, keys[synced])
+            full[_tensor(at, self.device)] = grad[_tensor(np.flatnonzero(synced), self.device)]
             parts.append(full.reshape(-1))
         flat = torch.cat(parts)
         self.allreduce_bytes += flat.numel() * flat.element_size()
@@ -163,33 +171,38 @@ class RankRun:
             self.losses.append(float(flat[offset]))
             self.optimizer.step()
         if shared is None:
-            return keys, grad
-        return shared, flat[offset + 1 :].view(len(shared), -1)
+            return [(keys, grad)]
+        return [(shared, flat[offset + 1 :].view(len(shared), -1))] + ([local] if local else [])
 
     def _shared_rows(self, dec) -> np.ndarray | None:
-        """The global batch's distinct rows whose gradients are all-reduced (replicated rows),
-        as sorted keys; None for per-worker caches."""
+        """The global batch's distinct rows whose gradients are all-reduced, as sorted keys: a
+        replicated table's rows read, or BagPipe's sync-now and sync-later rows (the stream's;
+        a row read once in the batch and not again in the window is not synced); None for
+        per-worker caches."""
         if dec.replicated:
             return np.unique(self.mover.hot.positions(dec.batch.ids))
         if self.replicated_cache:
-            return np.unique(dec.batch.ids).astype(np.int64)
+            return np.union1d(dec.sync_now_ids, dec.sync_later_ids).astype(np.int64)
         return None
 
     def _apply_rows(self, dec, rows_grad) -> None:
         """The embedding update on this worker's copies."""
         if rows_grad is None:
             return
-        keys, grad = rows_grad
         with self.clock("compute"):
-            mover = self.mover
-            if dec.replicated:
-                mover.hot.values.index_add_(0, _tensor(keys, self.device), grad, alpha=-self.lr)
-            elif self.replicated_cache:
-                held = mover.copies.held(keys)
-                mover.copies.update(mover.copies.slots(keys[held]), grad[_tensor(
-                    np.flatnonzero(held), self.device)], self.lr)  # fmt: skip
-            else:
-                mover.copies.update(keys, grad, self.lr)
+            for keys, grad in rows_grad:
+                self._apply(dec, keys, grad)
+
+    def _apply(self, dec, keys: np.ndarray, grad: torch.Tensor) -> None:
+        mover = self.mover
+        if dec.replicated:
+            mover.hot.values.index_add_(0, _tensor(keys, self.device), grad, alpha=-self.lr)
+        elif self.replicated_cache:
+            held = mover.copies.held(keys)
+            mover.copies.update(mover.copies.slots(keys[held]), grad[_tensor(
+                np.flatnonzero(held), self.device)], self.lr)  # fmt: skip
+        else:
+            mover.copies.update(keys, grad, self.lr)
 
     # ---- the end -----------------------------------------------------------------------------
 

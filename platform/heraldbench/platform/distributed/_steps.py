@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Send, record_keys
+from heraldbench.platform.contract import SingleWriters, IterationDecisions, PhaseSwitch, Send, record_keys
 from heraldbench.platform.distributed._caches import HotReplica, RowSlots
 from heraldbench.platform.distributed._exchange import Exchange
 from heraldbench.platform.distributed._shard import PSShard
@@ -50,6 +50,8 @@ class RowMover:
         self.replicated_cache = replicated_cache
         self.hot: HotReplica | None = None
         self.parked = ParkedCopies(exchange.dim, exchange.dtype, exchange.device)
+        #: whose replica of a row is current (BagPipe's no-sync rows), kept from the stream
+        self.writers = SingleWriters(shard.layout.rows) if replicated_cache else None
 
     # ---- before the update -------------------------------------------------------------------
 
@@ -180,13 +182,17 @@ class RowMover:
 
     def outgoing(self) -> tuple[tuple[np.ndarray, torch.Tensor], tuple[np.ndarray, torch.Tensor]]:
         """What a flush sends from this rank: (ids, deltas) to add and (ids, values) to assign
-        (a replica's dirty rows and a replicated table are sent by replica 0 only)."""
+        (a replica's dirty row by the worker whose replica is current, a replicated table by
+        replica 0)."""
         ids, slots = self.copies.pending()
+        if self.writers is not None:
+            current = self.writers.writers(ids) == self.rank
+            ids, slots = ids[current], slots[current]
         index = torch.from_numpy(slots).to(self.copies.device)
         empty = (np.zeros(0, np.int64), self.copies.values[:0])
         if self.replicated_cache:
             adds = empty
-            assigns = (ids, self.copies.values.index_select(0, index)) if self.rank == 0 else empty
+            assigns = (ids, self.copies.values.index_select(0, index))
         else:
             adds, assigns = (ids, self.copies.delta.index_select(0, index)), empty
         if self.hot is not None and self.rank == 0:

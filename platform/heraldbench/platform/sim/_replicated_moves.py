@@ -10,10 +10,12 @@ prefetched, and which rows its run fetched on demand, admitted or staged for the
 * a worker reading a row that is not in the cache pulls it (:attr:`Read.MISS`); every other
   read is a :attr:`Read.HIT`; an admitted row is loaded by the other replicas too
   (:attr:`Read.PREFETCH`, the "replica fill");
-* an expired row leaves every replica; when dirty it is written back once (:attr:`Send.EVICT`,
-  by replica 0: the replicas are identical after the all-reduce); a row staged for the iteration
-  only is written back after the update (:attr:`Send.RELEASE`) by its first reader (the
-  lowest-numbered worker that pulled it: only its readers hold it);
+* an expired row leaves every replica; when dirty it is written back once (:attr:`Send.EVICT`),
+  by the worker whose replica is current: the one that last updated it when that update was a
+  no-sync one, else replica 0 (the replicas are identical after the all-reduce:
+  :class:`~heraldbench.platform.contract.SingleWriters`); a row staged for the iteration only is
+  written back after the update (:attr:`Send.RELEASE`) by its first reader (the lowest-numbered
+  worker that pulled it: only its readers hold it);
 * ``allreduce_rows`` is the sync-now plus sync-later rows, named by class in ``sync_*_ids``;
 * the batch's cached rows whose lease the run extended are ``lease_ids`` with their new end.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from heraldbench.platform.contract import IterationDecisions, Read, Send
+from heraldbench.platform.contract import IterationDecisions, Read, Send, SingleWriters
 from heraldbench.platform.data import SampleChunk
 from heraldbench.platform.sim._replicated_kernels import (
     CLASS_LATER,
@@ -49,6 +51,7 @@ class Moves:
         self.workers = workers
         self.batches: list[SampleChunk | None] = [None] * slots
         self.assigns: list[np.ndarray | None] = [None] * slots
+        self.writers: SingleWriters | None = None  # made once the table's rows are known
         self.start(0)
 
     def start(self, iteration: int) -> None:
@@ -114,10 +117,12 @@ class Moves:
             fill_w.append(np.full(absent.size, w, np.int8))
         every = np.arange(workers, dtype=np.int8)
         sent_ids = np.concatenate([self.written, self.staged]).astype(np.int32)
-        sent_w = np.concatenate([np.zeros(self.written.size, np.int8),
+        if self.writers is None:
+            self.writers = SingleWriters(total_rows)
+        sent_w = np.concatenate([self.writers.writers(self.written).astype(np.int8),
                                  _first_reader(self.staged, read_k, read_w)])  # fmt: skip
         how = [np.full(self.written.size, Send.EVICT), np.full(self.staged.size, Send.RELEASE)]
-        return IterationDecisions(
+        dec = IterationDecisions(
             iteration=b,
             batch=batch,
             assign=assign,
@@ -141,6 +146,8 @@ class Moves:
             lease_ids=self.leased,
             lease_ends=self.lease_ends,
         )
+        self.writers.step(dec)
+        return dec
 
 
 def _first_reader(rows: np.ndarray, read_k: np.ndarray, read_w: np.ndarray) -> np.ndarray:
