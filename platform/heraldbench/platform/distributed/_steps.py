@@ -24,7 +24,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from heraldbench.platform.contract import SingleWriters, IterationDecisions, PhaseSwitch, Send, record_keys
+from heraldbench.platform.contract import (
+    IterationDecisions,
+    PhaseSwitch,
+    Send,
+    SingleWriters,
+    record_keys,
+)
 from heraldbench.platform.distributed._caches import HotReplica, RowSlots
 from heraldbench.platform.distributed._exchange import Exchange
 from heraldbench.platform.distributed._shard import PSShard
