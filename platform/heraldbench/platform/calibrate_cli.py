@@ -69,8 +69,9 @@ def calibrate(
             result = None
             if check or report_dir is not None:
                 tick = stage("round trip", len(parsed_shapes or round_trip.DEFAULT_SHAPES) * 2)
+                real = with_attributes(data_trace(data, trace), attributes)
                 result = round_trip.check_round_trip(
-                    with_attributes(data_trace(data, trace), attributes), profile, shapes=parsed_shapes or round_trip.DEFAULT_SHAPES,
+                    real, profile, shapes=parsed_shapes or round_trip.DEFAULT_SHAPES,
                     seed=seed, progress=tick, features=made,
                 )  # fmt: skip
         report = _write_report(result, profile, report_dir)

@@ -48,11 +48,14 @@ class TraceFacts:
 
 
 def check_dataset_file(dataset: Any, field: str = "dataset.path") -> None:
-    """Refuse a raw dataset path that is not a regular file, or a prepared folder without its
-    manifest (:class:`SpecError` naming ``field`` and the path tried)."""
+    """Refuse a raw dataset path that is not a regular file (MovieLens's movie file, ``items``,
+    too), or a prepared folder without its manifest (:class:`SpecError` naming the field and
+    the path tried)."""
     kind = getattr(dataset, "kind", None)
     if kind not in (*_RAW_KINDS, "prepared"):
         return
+    if getattr(dataset, "items", None) is not None:
+        _check_regular_file(Path(dataset.items), "dataset.items", "movie")
     path = Path(dataset.path)
     try:
         mode = path.stat().st_mode
@@ -69,6 +72,16 @@ def check_dataset_file(dataset: Any, field: str = "dataset.path") -> None:
     if not stat.S_ISREG(mode):
         what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
         raise SpecError(f"{field}: {path} is {what}; give a raw {kind} file")
+
+
+def _check_regular_file(path: Path, field: str, what: str) -> None:
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise SpecError(f"{field}: {path}: {reason.lower()}") from None
+    if not stat.S_ISREG(mode):
+        raise SpecError(f"{field}: {path} is not a regular file; give a {what} file")
 
 
 def trace_facts(dataset: Any) -> TraceFacts:
@@ -143,7 +156,20 @@ def _check_features(dataset: Any) -> None:
     if names is not None:
         from heraldbench.platform.data.features import check_features
 
-        check_features(features, names)
+        check_features(features, names, attribute_names(dataset))
+
+
+def attribute_names(dataset: Any) -> tuple[str, ...]:
+    """The attribute tables the dataset adds after its tables (a movie file's genres, a
+    profile's attributes)."""
+    from heraldbench.platform.data.movielens_genres import GENRE_TABLE
+
+    kind = getattr(dataset, "kind", None)
+    if kind == "movielens" and dataset.items is not None:
+        return (GENRE_TABLE,)
+    if kind == "synthetic":
+        return tuple(a.name for a in dataset.load().attributes)
+    return ()
 
 
 def dataset_facts(dataset: Any) -> TraceFacts:
@@ -237,7 +263,9 @@ def _check_exact_plan(spec: Any, entry: Any, rows: tuple[int, ...], topology: An
     algorithm = create(entry.kind, **knobs)
     if algorithm.needs_stats:
         return
-    names = table_names(spec.dataset) or [f"table {i}" for i in range(len(rows))]
+    named = table_names(spec.dataset)
+    names = (named + attribute_names(spec.dataset) if named is not None
+             else [f"table {i}" for i in range(len(rows))])
     tables = tuple(TableInfo(name, n, spec.embedding_dim) for name, n in zip(names, rows, strict=True))
     try:
         check_fits(algorithm.place(tables, topology))

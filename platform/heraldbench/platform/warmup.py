@@ -242,9 +242,13 @@ def _miniature(spec: ExperimentSpec) -> ExperimentSpec:
 
 def _shape_key(spec: ExperimentSpec) -> str:
     """What the kernels' specialisations depend on besides the scheduler (module docstring)."""
+    features = getattr(spec.dataset, "features", None)
+    many = [features is not None and features.multi_hot is not None,
+            features is not None and features.sequence is not None,
+            getattr(spec.dataset, "items", None) is not None]  # tables of many ids compile apart
     return json.dumps([
         spec.dataset.kind, spec.cluster.workers, spec.cache.policy, spec.consistency,
-        spec.lower_bound,
+        spec.lower_bound, *([many] if any(many) else []),
     ])  # fmt: skip
 
 

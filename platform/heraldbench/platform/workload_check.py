@@ -146,11 +146,11 @@ def compare_traces(
     distinct = int(len(np.unique(real.ids)))
     result = CheckResult(samples=real.num_samples, distinct_rows=distinct,
                          lengths=compare_lengths(real, synthetic, attributes))
-    widths = real.layout.table_widths
+    # each trace's own widths: a fitted attribute's largest set may be smaller than the log's
     result.mrc_real = _rounded(miss_ratio_curve(
-        read_stream(real.ids, real.lengths, widths), distinct))
+        read_stream(real.ids, real.lengths, real.layout.table_widths), distinct))
     result.mrc_synthetic = _rounded(miss_ratio_curve(
-        read_stream(synthetic.ids, synthetic.lengths, widths), distinct))
+        read_stream(synthetic.ids, synthetic.lengths, synthetic.layout.table_widths), distinct))
     for shape in shapes:
         cache_rows, batch = shape.sizes(distinct, real.layout.ids_per_sample)
         spec = round_trip_spec(shape.workers, batch, cache_rows)
@@ -173,11 +173,13 @@ def compare_lengths(real: InMemoryTrace, synthetic: InMemoryTrace,
     difference between a row's shares of the table's reads."""
     rows = []
     layout = real.layout
-    for t, ragged in enumerate(layout.ragged):
+    either = [any(r) for r in zip(*(t.layout.ragged or (False,) * layout.num_tables
+                                     for t in (real, synthetic)), strict=True)]
+    for t, ragged in enumerate(either):
         if not ragged:
             continue
         width = layout.table_widths[t]
-        laws = [length_law(trace.lengths[:, t], width) for trace in (real, synthetic)]
+        laws = [length_law(_lengths(trace)[:, t], width) for trace in (real, synthetic)]
         means = [float(law @ np.arange(width + 1)) for law in laws]
         row = {"table": layout.names[t], "real_mean": round(means[0], 3),
                "synthetic_mean": round(means[1], 3),
@@ -190,12 +192,20 @@ def compare_lengths(real: InMemoryTrace, synthetic: InMemoryTrace,
     return rows
 
 
+def _lengths(trace: InMemoryTrace) -> np.ndarray:
+    """(n, T) ids each sample reads per table: the full widths where no table is ragged."""
+    if trace.lengths is not None:
+        return trace.lengths
+    widths = np.asarray(trace.layout.table_widths, np.int32)
+    return np.broadcast_to(widths, (trace.num_samples, widths.size))
+
+
 def _row_shares(trace: InMemoryTrace, table: int) -> np.ndarray:
     """Each row's share of the reads of one table (pads left out)."""
     layout = trace.layout
     start = int(sum(layout.table_widths[:table]))
     width = layout.table_widths[table]
-    read = read_stream(trace.ids[:, start:start + width], trace.lengths[:, table:table + 1],
+    read = read_stream(trace.ids[:, start:start + width], _lengths(trace)[:, table:table + 1],
                        (width,)) - int(layout.offsets[table])
     return np.bincount(read, minlength=layout.sizes[table]) / max(1, read.size)
 

@@ -77,3 +77,8 @@ def test_features_are_made_under_the_attribute_tables() -> None:
     # the widened item's first column is still the sample's own item: the same sets
     assert whole.lengths[:, -1].tolist() == [1, 3, 2, 3, 1, 2]
     assert sources == [SETS] and under.layout.table_widths == (1, 2)
+
+
+def test_a_set_s_pads_repeat_its_last_id() -> None:
+    with pytest.raises(DataError, match="must repeat its last id"):
+        AttributeMap("tag", "item", 4, np.array([[2, 1, 1], [0, 3, 0]]), np.array([1, 2]))

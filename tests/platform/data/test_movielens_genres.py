@@ -55,9 +55,9 @@ def test_movies_dat_and_csv_name_their_genres(tmp_path: Path) -> None:
                    "2,Heat (1995),(no genres listed)\n")
     from_dat, from_csv = read_movie_genres(dat), read_movie_genres(csv)
     assert from_dat.names == ("Action", "Animation", "Children's", "Comedy")
-    assert from_dat.genres == {"1": (1, 2, 3), "2": (0,)}
+    assert from_dat.genres == {1: (1, 2, 3), 2: (0,)}
     assert from_csv.names == ("(no genres listed)", "Animation", "Comedy")
-    assert from_csv.genres == {"1": (1, 2), "2": (0,)}
+    assert from_csv.genres == {1: (1, 2), 2: (0,)}
     packed = tmp_path / "movies.dat.gz"
     packed.write_bytes(gzip.compress(dat.read_bytes()))
     assert read_movie_genres(packed) == from_dat
@@ -104,3 +104,51 @@ def test_a_spec_without_items_serialises_as_before(tmp_path: Path) -> None:
     assert "items" not in spec.model_dump(mode="json")
     with_items = MovieLensSpec(path=tmp_path / "u.data", items=tmp_path / "u.item")
     assert with_items.model_dump(mode="json")["items"] == str(tmp_path / "u.item")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"movieId,title,genres\n", "no movie in the movie file"),
+    (gzip.compress(b"1::A::Drama\n" * 50)[:-12], "cannot be read"),  # truncated
+    (b"\x1f\x8b" + b"not gzip at all" * 4, "cannot be read"),
+    (b'movieId,title,genres\n1,"' + b"x" * 200_000 + b'",Drama\n', "not CSV"),
+])
+def test_an_unreadable_movie_file_is_an_error_naming_it(tmp_path: Path, content: bytes,
+                                                        message: str) -> None:  # fmt: skip
+    path = tmp_path / "movies"
+    path.write_bytes(content)
+    with pytest.raises(DataError, match=message) as caught:
+        read_movie_genres(path)
+    assert str(path) in str(caught.value)
+
+
+def test_movie_ids_are_numbers_and_titles_may_hold_any_latin_1_byte(tmp_path: Path) -> None:
+    dat = tmp_path / "movies.dat"
+    dat.write_bytes("007::Caf\x85 Society (1995)::Drama\n2::B::Comedy|Drama\n".encode("latin-1"))
+    assert read_movie_genres(dat).genres == {7: (1,), 2: (0, 1)}
+    ratings = _ratings(tmp_path / "u.data", [(1, 7, 1), (2, 2, 2)])
+    trace = MovieLensSpec(path=ratings, items=dat).open()
+    assert trace.materialize().lengths[:, -1].tolist() == [1, 2]
+
+
+def test_a_movie_file_whose_rated_movies_all_have_two_genres_is_not_ragged(tmp_path) -> None:
+    """The missing value's row, which no rating reads, does not make the table ragged."""
+    items = _u_item(tmp_path / "u.item", {10: [1, 8], 20: [5, 6]})
+    ratings = _ratings(tmp_path / "u.data", [(1, 20, 3), (2, 10, 1)])
+    trace = MovieLensSpec(path=ratings, items=items).open()
+    assert not trace.layout.is_ragged and trace.materialize().lengths is None
+
+
+def test_a_spec_naming_the_genre_table_or_a_missing_movie_file_is_refused(tmp_path) -> None:
+    from heraldbench.platform.exceptions import SpecError
+    from heraldbench.platform.limits import dataset_facts
+
+    ratings = _ratings(tmp_path / "u.data", [(1, 10, 1)])
+    items = _u_item(tmp_path / "u.item", {10: [1, 2]})
+    with pytest.raises(SpecError, match="dataset.items: .*u.nothing"):
+        dataset_facts(MovieLensSpec(path=ratings, items=tmp_path / "u.nothing"))
+    refused = [({"sequence": {"user": "user", "item": "item", "length": 2, "name": "genre"}},
+                "sequence.name 'genre' is already a table"),
+               ({"multi_hot": {"sizes": {"genre": 2}}}, "'genre' is an attribute table")]
+    for features, message in refused:
+        with pytest.raises(SpecError, match=message):
+            dataset_facts(MovieLensSpec(path=ratings, items=items, features=features))

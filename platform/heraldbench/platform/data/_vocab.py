@@ -84,7 +84,7 @@ class RawFileSpec(DatasetSpecBase):
 # --- text blocks -----------------------------------------------------------------------------
 
 
-def _open_binary(path: Path) -> BinaryIO:
+def open_binary(path: Path) -> BinaryIO:
     if not path.is_file():
         raise DataError(f"dataset file {str(path)!r} does not exist or is not a file")
     with path.open("rb") as probe:
@@ -94,7 +94,7 @@ def _open_binary(path: Path) -> BinaryIO:
 
 def first_line(path: Path) -> str:
     """The first line of a (possibly gzip) text file, without its line ending."""
-    with _open_binary(path) as stream:
+    with open_binary(path) as stream:
         raw = stream.readline()
     if not raw.strip():
         raise DataError(f"dataset file {str(path)!r} is empty (or starts with a blank line)")
@@ -149,7 +149,7 @@ def iter_blocks(
     """
     separator_name = separator_name or {"\t": "tab", ",": "comma"}.get(delimiter, repr(delimiter))
     block_bytes = block_bytes or _BLOCK_BYTES
-    with _open_binary(path) as stream, ThreadPoolExecutor(1) as reader:
+    with open_binary(path) as stream, ThreadPoolExecutor(1) as reader:
         if start:
             stream.seek(start)
         for _ in range(skip_lines):

@@ -27,6 +27,7 @@ import numba
 import numpy as np
 
 from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TableLayout, TraceSource
+from heraldbench.platform.data.ragged import with_pads
 from heraldbench.platform.exceptions import DataError, SpecError
 
 __all__ = ["AttributeMap", "AttributeSource", "AttributeTrace", "split_attributes",
@@ -78,8 +79,8 @@ class AttributeMap(AttributeSource):
         lengths: (P,) each set's size, 1..width.
     """
 
-    def __init__(self, name: str, parent: str, rows: int, ids: np.ndarray,
-                 lengths: np.ndarray) -> None:  # fmt: skip
+    def __init__(self, name: str, parent: str, rows: int, ids: np.ndarray, lengths: np.ndarray,
+                 ragged: bool | None = None) -> None:  # fmt: skip
         self.name, self.parent, self.rows = name, parent, int(rows)
         self.ids = np.ascontiguousarray(ids, np.int32)
         self.lengths = np.ascontiguousarray(lengths, np.int32)
@@ -91,7 +92,12 @@ class AttributeMap(AttributeSource):
             raise DataError(f"attribute {name!r}: every set needs 1..{self.width} ids")
         if self.ids.size and (self.ids.min() < 0 or self.ids.max() >= self.rows):
             raise DataError(f"attribute {name!r}: ids outside its {self.rows} rows")
-        self.ragged = bool(self.lengths.size and self.lengths.min() < self.width)
+        if (self.ids != with_pads(self.ids, self.lengths[:, None], (self.width,))).any():
+            raise DataError(f"attribute {name!r}: a set's columns past its size must repeat "
+                            "its last id")
+        #: given by a reader that knows which rows are read (rows no sample reads do not count)
+        self.ragged = bool(self.lengths.size and self.lengths.min() < self.width) \
+            if ragged is None else ragged
 
     def table(self, parent_rows: int) -> tuple[np.ndarray, np.ndarray]:
         if parent_rows > len(self.lengths):
@@ -163,13 +169,16 @@ class AttributeTrace(TraceSource):
     def whole_samples(self, positions: np.ndarray, ids: np.ndarray) -> SampleChunk:
         # Modelling assumption: a generated sample's label and dense features depend on its
         # base ids alone, not on its attributes.
-        base = self.base.whole_samples(positions, ids[:, : self.base.layout.ids_per_sample])
-        return SampleChunk(ids, base.labels, base.dense)
+        return self._with_sets(
+            self.base.whole_samples(positions, ids[:, : self.base.layout.ids_per_sample]))
 
     def describe(self) -> dict[str, Any]:
-        return {**self.base.describe(), "tables": self.layout.num_tables,
-                "rows": self.layout.total_rows, "ids_per_sample": self.layout.ids_per_sample,
-                "attributes": [s.describe() for s in self.sources]}
+        layout = self.layout
+        ragged = [name for name, is_ragged in zip(layout.names, layout.ragged) if is_ragged]
+        return {**self.base.describe(), "tables": layout.num_tables, "rows": layout.total_rows,
+                "ids_per_sample": layout.ids_per_sample,
+                "attributes": [s.describe() for s in self.sources]} | (
+            {"ragged_tables": ragged} if ragged else {})
 
 
 def with_attributes(trace: TraceSource, sources: list[AttributeSource]) -> TraceSource:

@@ -42,12 +42,21 @@ def with_features(trace: TraceSource, features: FeaturesSpec | None) -> TraceSou
     return FeaturedTrace(trace, features)
 
 
-def check_features(features: FeaturesSpec, names: tuple[str, ...]) -> None:
-    """Refuse ``features`` that do not fit tables named ``names`` (a :class:`SpecError` naming
-    the field), before any trace is read."""
+def check_features(features: FeaturesSpec, names: tuple[str, ...],
+                   attributes: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """Refuse ``features`` that do not fit tables named ``names``, made under the attribute
+    tables ``attributes`` (a :class:`SpecError` naming the field), before any trace is read."""
     if features.multi_hot is not None:
+        sizes = features.multi_hot.sizes
+        named = sorted(set(sizes) & set(attributes)) if isinstance(sizes, dict) else []
+        if named:
+            raise SpecError(f"dataset.features.multi_hot.sizes: {named[0]!r} is an attribute "
+                            "table, read as its parent's set; it is not widened")
         multi_hot_widths(features.multi_hot, names)
     sequence = features.sequence
+    if sequence is not None and sequence.name in attributes:
+        raise SpecError(f"dataset.features.sequence.name {sequence.name!r} is already a table "
+                        "(an attribute table)")
     if sequence is not None:
         for role in ("user", "item"):
             if getattr(sequence, role) not in names:

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from heraldbench.platform.data._vocab import _open_binary
+from heraldbench.platform.data._vocab import open_binary
 from heraldbench.platform.data.attributes import AttributeMap
+from heraldbench.platform.documents import read_problem
 from heraldbench.platform.exceptions import DataError, TraceFormatError
 
 __all__ = ["GENRE_TABLE", "MovieGenres", "genre_attribute", "read_movie_genres"]
@@ -36,29 +39,43 @@ _CSV_HEADER = "movieId,title,genres"
 
 @dataclass(frozen=True)
 class MovieGenres:
-    """Each movie's genres: ``genres[movie]`` is a tuple of rows of ``names``."""
+    """Each movie's genres: ``genres[movie id]`` is a tuple of rows of ``names``."""
 
     names: tuple[str, ...]
-    genres: dict[str, tuple[int, ...]]
+    genres: dict[int, tuple[int, ...]]
 
 
 def read_movie_genres(path: Path) -> MovieGenres:
     """Read a MovieLens movie file (any of the three layouts); bad lines raise
-    :class:`TraceFormatError` naming the file and the line."""
-    with _open_binary(path) as stream:
-        raw = stream.read(MAX_BYTES + 1)
-    if len(raw) > MAX_BYTES:
-        raise DataError(f"movie file {str(path)!r} is larger than {MAX_BYTES >> 20} MiB")
+    :class:`TraceFormatError` naming the file and the line, an unreadable file
+    :class:`DataError`."""
+    raw = _read_bounded(path).removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte-order mark
     first = raw.split(b"\n", 1)[0].decode("latin-1").strip()
     if first.replace(" ", "") == _CSV_HEADER:
-        return _named(path, _csv_rows(path, raw))
-    if "::" in first:
-        return _named(path, _dat_rows(raw))
-    if first.count("|") >= 5 + len(U_ITEM_GENRES) - 1:
-        return _flagged(path, raw)
-    raise TraceFormatError(path, 1, "not a MovieLens movie file: expected u.item "
-                           "('id|title|...|19 genre flags'), movies.dat ('id::title::genres') or "
-                           f"movies.csv (header {_CSV_HEADER!r}), got {first[:80]!r}")
+        movies = _named(path, _csv_rows(path, raw))
+    elif "::" in first:
+        movies = _named(path, _dat_rows(raw))
+    elif first.count("|") >= 5 + len(U_ITEM_GENRES) - 1:
+        movies = _flagged(path, raw)
+    else:
+        raise TraceFormatError(path, 1, "not a MovieLens movie file: expected u.item "
+                               "('id|title|...|19 genre flags'), movies.dat ('id::title::genres') "
+                               f"or movies.csv (header {_CSV_HEADER!r}), got {first[:80]!r}")
+    if not movies.genres:
+        raise TraceFormatError(path, 1, "no movie in the movie file")
+    return movies
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The file's bytes (uncompressed), refused past :data:`MAX_BYTES`."""
+    try:
+        with open_binary(path) as stream:
+            raw = stream.read(MAX_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:  # a truncated or corrupt gzip file too
+        raise DataError(f"movie file {str(path)!r} cannot be read: {read_problem(exc)}") from None
+    if len(raw) > MAX_BYTES:
+        raise DataError(f"movie file {str(path)!r} is larger than {MAX_BYTES:,} bytes")
+    return raw
 
 
 def genre_attribute(movies: MovieGenres, item_keys: np.ndarray, path: Path) -> AttributeMap:
@@ -67,20 +84,22 @@ def genre_attribute(movies: MovieGenres, item_keys: np.ndarray, path: Path) -> A
     width = max(len(g) for g in movies.genres.values())
     ids = np.zeros((len(item_keys), width), np.int32)
     lengths = np.ones(len(item_keys), np.int32)  # a row no sample reads keeps genre 0
+    read = np.zeros(len(item_keys), bool)
     for row, key in enumerate(item_keys):
         if key is None:
             continue
-        genres = movies.genres.get(str(key))
+        genres = movies.genres.get(int(key))
         if genres is None:
             raise DataError(f"movie {key} is rated but not in the movie file {str(path)!r}")
         ids[row, : len(genres)] = genres
         ids[row, len(genres):] = genres[-1]
-        lengths[row] = len(genres)
-    return AttributeMap(GENRE_TABLE, "item", len(movies.names), ids, lengths)
+        lengths[row], read[row] = len(genres), True
+    ragged = bool(read.any() and lengths[read].min() < width)  # as the rated movies read it
+    return AttributeMap(GENRE_TABLE, "item", len(movies.names), ids, lengths, ragged)
 
 
 def _flagged(path: Path, raw: bytes) -> MovieGenres:
-    genres: dict[str, tuple[int, ...]] = {}
+    genres: dict[int, tuple[int, ...]] = {}
     count = len(U_ITEM_GENRES)
     for line_number, line in _lines(raw.decode("latin-1")):
         fields = line.split("|")
@@ -104,15 +123,19 @@ def _csv_rows(path: Path, raw: bytes):
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TraceFormatError(path, 1, f"not UTF-8 text ({exc.reason})") from None
-    for line_number, fields in enumerate(csv.reader(io.StringIO(text)), start=1):
-        if line_number == 1 or not fields:
-            continue
-        yield line_number, fields[0] if len(fields) == 3 else None, fields[-1]
+    reader = csv.reader(io.StringIO(text))
+    try:
+        for fields in reader:
+            if reader.line_num == 1 or not fields:
+                continue
+            yield reader.line_num, fields[0] if len(fields) == 3 else None, fields[-1]
+    except csv.Error as exc:
+        raise TraceFormatError(path, reader.line_num, f"not CSV: {exc}") from None
 
 
 def _named(path: Path, rows) -> MovieGenres:
     """Movies whose genres are '|'-separated names; the names' rows are in sorted order."""
-    named: dict[str, tuple[str, ...]] = {}
+    named: dict[int, tuple[str, ...]] = {}
     for line_number, movie, text in rows:
         if movie is None:
             raise TraceFormatError(path, line_number, "expected 3 fields: id, title, genres")
@@ -122,10 +145,10 @@ def _named(path: Path, rows) -> MovieGenres:
     return MovieGenres(names, {m: tuple(row[g] for g in gs) for m, gs in named.items()})
 
 
-def _add(genres: dict, path: Path, line_number: int, movie: str, its: tuple) -> None:
-    movie = movie.strip()
-    if not movie.isdigit():
-        raise TraceFormatError(path, line_number, f"movie id {movie[:20]!r} is not an integer")
+def _add(genres: dict, path: Path, line_number: int, text: str, its: tuple) -> None:
+    if re.fullmatch(r"[0-9]{1,18}", text.strip()) is None:
+        raise TraceFormatError(path, line_number, f"movie id {text[:20]!r} is not an integer")
+    movie = int(text)  # as the ratings name it: 7 and 007 are one movie
     if not its:
         raise TraceFormatError(path, line_number, f"movie {movie} has no genre")
     if movie in genres:
@@ -134,6 +157,7 @@ def _add(genres: dict, path: Path, line_number: int, movie: str, its: tuple) -> 
 
 
 def _lines(text: str):
-    for line_number, line in enumerate(text.splitlines(), start=1):
+    """Numbered non-blank lines, split at line feeds only (Latin-1 titles may hold \\x85)."""
+    for line_number, line in enumerate(text.split("\n"), start=1):
         if line.strip():
             yield line_number, line.rstrip("\r")

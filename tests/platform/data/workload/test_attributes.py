@@ -38,7 +38,7 @@ def _real_sets(parents: int, rows: int, seed: int) -> AttributeMap:
 def test_a_generated_set_is_a_function_of_seed_and_parent() -> None:
     profile = AttributeProfile(name="genre", parent="item", lengths=[0.5, 0.3, 0.2],
                                weights=[0.4, 0.3, 0.2, 0.1])
-    parents = np.array([7, 3, 7, 1_000_000, 3])
+    parents = np.array([7, 3, 7, 1_000, 3])
     ids, lengths = GeneratedAttribute(profile, seed=5).sets(parents)
     again, _ = GeneratedAttribute(profile, seed=5).sets(parents[::-1])
     assert (ids == again[::-1]).all()
@@ -95,8 +95,9 @@ def test_a_profile_with_an_attribute_generates_and_saves_it(tmp_path) -> None:
     assert set(np.unique(whole.lengths[:, genre])) == {1, 2}
     path = save_profile(profile, tmp_path / "p.yaml")
     assert load_profile(path).attributes == [attribute]
+    assert load_profile(path).version == 3  # a reader must know attributes
     plain = save_profile(base, tmp_path / "plain.yaml")
-    assert "attributes" not in plain.read_text()
+    assert "attributes" not in plain.read_text() and load_profile(plain).version == 2
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -152,3 +153,48 @@ def test_what_a_spec_tells_of_a_profile_with_attributes_is_what_it_reads(tmp_pat
     assert facts.tables == layout.ids_per_sample == (2 if features is None else 4) + 3
     assert facts.total_rows == layout.total_rows
     assert facts.table_rows == layout.sizes and layout.names[-1] == "genre"
+    # a placement planned at submission from these tables, the attribute's included
+    from heraldbench.platform.limits import check_runnable
+    from heraldbench.platform.spec import parse_spec
+
+    check_runnable(parse_spec({
+        "name": "attributes", "dataset": spec.model_dump(mode="json"),
+        "cluster": {"workers": 2, "batch_size": 64}, "cache": {"ratio": 0.5},
+        "schedulers": [{"kind": "naive"}],
+        "placements": [{"kind": "table-wise"}, {"kind": "row-wise"}], "baseline": "row-wise"}))
+
+
+def _with_genre() -> object:
+    base = load_profile(_builtin("movielens-100k"))
+    attribute = AttributeProfile(name="genre", parent="item", lengths=[0.5, 0.3, 0.2],
+                                 weights=[0.4, 0.3, 0.2, 0.1])
+    return base.model_copy(update={"attributes": [attribute]})
+
+
+def test_threads_reading_one_trace_at_once_read_the_same_sets() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    alone = profile_trace(_with_genre(), samples=60_000, seed=2).materialize()
+    shared = profile_trace(_with_genre(), samples=60_000, seed=2)
+
+    def read(_):
+        return np.concatenate([c.ids for c in shared.chunks(997, ids_only=True)])
+
+    with ThreadPoolExecutor(4) as pool:
+        for ids in pool.map(read, range(4)):
+            assert (ids == alone.ids).all()
+
+
+def test_a_spilled_trace_with_attributes_keeps_its_lengths(tmp_path) -> None:
+    from heraldbench.platform.data import SpilledTrace
+
+    trace = profile_trace(_with_genre(), samples=5_000, seed=1)
+    spilled = SpilledTrace(trace, str(tmp_path))
+    for _ in spilled.chunks(1_000, ids_only=True):  # spills the ids
+        pass
+    whole = trace.materialize()
+    again = spilled.materialize()
+    assert (again.ids == whole.ids).all() and (again.lengths == whole.lengths).all()
+    at = np.array([4_999, 3, 3])
+    picked = spilled.samples_at(at)
+    assert (picked.lengths == whole.lengths[at]).all() and (picked.labels == whole.labels[at]).all()

@@ -161,14 +161,15 @@ def test_check_with_a_sequence_compares_the_sequence_traces(tmp_path: Path) -> N
     assert not (tmp_path / "x.yaml").exists()
 
 
-def _made_movies(path: Path) -> Path:
-    """A u.item the project makes: movies 1..200, each with 1 to 3 of the 19 genres."""
+def _made_movies(path: Path, sizes: tuple[float, ...] = (0.5, 0.3, 0.2)) -> Path:
+    """A u.item the project makes: movies 1..200, each with 1 to 3 of the 19 genres (1, 2 or 3
+    with the probabilities ``sizes``)."""
     import numpy as np
 
     rng = np.random.default_rng(5)
     lines = []
     for movie in range(1, 201):
-        its = rng.choice(19, rng.choice([1, 2, 3], p=[0.5, 0.3, 0.2]), replace=False)
+        its = rng.choice(19, rng.choice([1, 2, 3], p=sizes), replace=False)
         flags = ["1" if g in its else "0" for g in range(19)]
         lines.append("|".join([str(movie), f"Film {movie}", "01-Jan-1995", "", "-", *flags]))
     path.write_text("\n".join(lines) + "\n")
@@ -193,3 +194,13 @@ def test_a_movie_file_is_fitted_as_an_attribute_and_checked(tmp_path: Path) -> N
     assert abs(law["real_mean"] - law["synthetic_mean"]) < 0.1
     assert law["max_row_share_difference"] < 0.06  # 200 movies: a few hundred draws
     assert {row["scheduler"] for row in document["check"]["traffic"]} >= {"naive", "herald"}
+
+
+def test_a_movie_file_of_two_genres_each_is_checked_as_a_fixed_table(tmp_path: Path) -> None:
+    ratings = _made_ratings(tmp_path / "u.data", skewed=False)
+    movies = _made_movies(tmp_path / "u.item", sizes=(0.0, 1.0, 0.0))
+    done = _cli("calibrate", str(ratings), "--kind", "movielens", "--option", f"items={movies}",
+                "--out", str(tmp_path / "ml.yaml"), "--check", "--shape", "4:0.3", "--json")
+    assert done.returncode == 0, done.stderr
+    assert load_profile(tmp_path / "ml.yaml").attributes[0].lengths == [0.0, 1.0]
+    assert "ids_per_sample_law" not in json.loads(done.stdout)["check"]  # nothing varies

@@ -22,6 +22,7 @@ weights are refined until generated sets give the fitted shares.
 from __future__ import annotations
 
 import math
+import threading
 from typing import Annotated
 
 import numba
@@ -31,10 +32,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validat
 from heraldbench.platform.data.attributes import AttributeSource
 from heraldbench.platform.data.ragged import length_law, read_stream
 
-__all__ = ["AttributeProfile", "GeneratedAttribute", "fit_attribute"]
+__all__ = ["AttributeProfile", "GeneratedAttribute", "check_attributes", "fit_attribute"]
 
-#: Rows of a profile's attribute table at most: a set draws from every row (genres, categories).
-MAX_ATTRIBUTE_ROWS = 1024
+#: Rows of a profile's attribute table at most: drawing a set weighs every row, so a parent row's
+#: set costs O(rows) once (genres, categories: tens of rows).
+MAX_ATTRIBUTE_ROWS = 256
+#: Ids a set holds at most: every parent row read keeps its set, width × 4 bytes.
+MAX_SET = 64
 #: Parent rows drawn to check the generated shares while the weights are refined.
 _REFINE_DRAWS = 1 << 15
 _REFINE_ROUNDS = 8
@@ -50,8 +54,11 @@ def _check_law(values: list[float]) -> list[float]:
     return values
 
 
-Law = Annotated[list[Annotated[float, Field(ge=0.0, le=1.0)]],
-                Field(min_length=1, max_length=MAX_ATTRIBUTE_ROWS), AfterValidator(_check_law)]
+_Share = Annotated[float, Field(ge=0.0, le=1.0)]
+Law = Annotated[list[_Share], Field(min_length=1, max_length=MAX_SET),
+                AfterValidator(_check_law)]
+Weights = Annotated[list[_Share], Field(min_length=1, max_length=MAX_ATTRIBUTE_ROWS),
+                    AfterValidator(_check_law)]
 
 
 class AttributeProfile(BaseModel):
@@ -69,7 +76,7 @@ class AttributeProfile(BaseModel):
     name: str = Field(min_length=1, max_length=64)
     parent: str = Field(min_length=1, max_length=64)
     lengths: Law
-    weights: Law
+    weights: Weights
 
     @model_validator(mode="after")
     def _sets_fit_the_rows(self) -> AttributeProfile:
@@ -78,6 +85,18 @@ class AttributeProfile(BaseModel):
             raise ValueError(f"a set of {len(self.lengths)} ids cannot be drawn without repeats "
                              f"from {readable} rows of nonzero weight")
         return self
+
+
+def check_attributes(attributes: list[AttributeProfile], fields: list[str]) -> None:
+    """A profile's attributes: each one's parent is a field, and every table name is used once
+    (a ValueError naming the entry)."""
+    taken = set(fields)
+    for a, attribute in enumerate(attributes):
+        if attribute.parent not in fields:
+            raise ValueError(f"attributes.{a}.parent: no field named {attribute.parent!r}")
+        if attribute.name in taken:
+            raise ValueError(f"attributes.{a}.name: {attribute.name!r} is already a table")
+        taken.add(attribute.name)
 
 
 class GeneratedAttribute(AttributeSource):
@@ -92,25 +111,29 @@ class GeneratedAttribute(AttributeSource):
         self._cumulative = np.cumsum(law / law.sum())
         self._log_weights = _log_weights(np.asarray(profile.weights, np.float64))
         self._key = np.uint64(seed) ^ _name_key(profile.name)
-
-        # every parent row's set, drawn once when a sample first reads a row at or past them
-        self._ids = np.zeros((0, self.width), np.int32)
-        self._lengths = np.zeros(0, np.int32)
+        # every parent row's set up to the largest read so far, drawn once: (ids, lengths),
+        # replaced whole, so that threads reading the trace at once see one consistent pair
+        self._sets = (np.zeros((0, self.width), np.int32), np.zeros(0, np.int32))
+        self._growing = threading.Lock()
 
     def table(self, parent_rows: int) -> tuple[np.ndarray, np.ndarray]:
-        if parent_rows > len(self._lengths):
-            self._draw_up_to(parent_rows)
-        return self._ids, self._lengths
+        sets = self._sets
+        if parent_rows > len(sets[1]):
+            with self._growing:
+                sets = self._sets
+                if parent_rows > len(sets[1]):
+                    sets = self._sets = self._grown(sets, parent_rows)
+        return sets
 
-    def _draw_up_to(self, rows: int) -> None:
-        """Draw the sets of the parent rows up to ``rows`` (at least doubling what is held, so
-        a growing table is drawn in few steps). Memory: the parent table's rows × width."""
-        held = len(self._lengths)
-        upto = max(rows, 2 * held, 1024)
+    def _grown(self, sets: tuple[np.ndarray, np.ndarray],
+               rows: int) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """``sets`` with the parent rows up to ``rows`` drawn (a quarter more than asked, so a
+        growing table is drawn in few steps). Memory: the parent rows read × width × 4 bytes."""
+        held = len(sets[1])
+        upto = max(rows, held + held // 4)
         ids, lengths = _draw_sets(np.arange(held, upto, dtype=np.int64), self._key,
                                   self._cumulative, self._log_weights, self.width)
-        self._ids = np.concatenate([self._ids, ids])
-        self._lengths = np.concatenate([self._lengths, lengths])
+        return np.concatenate([sets[0], ids]), np.concatenate([sets[1], lengths])
 
 
 def fit_attribute(source: AttributeSource, parent_rows: np.ndarray,
@@ -179,7 +202,7 @@ def _draw_sets(parents, key, cumulative, log_weights, width):  # pragma: no cove
             # log(Exp(1) / w) = log(-log u) - log w: the smallest keep the order of the keys
             u = _unit(_mix(base ^ (np.uint64(r + 1) << np.uint64(40))))
             score[r] = math.log(-math.log(u)) - log_weights[r]
-        chosen = np.sort(np.argsort(score)[:size])
+        chosen = np.sort(np.argpartition(score, size - 1)[:size])
         for j in range(width):
             out[i, j] = chosen[min(j, size - 1)]
         lengths[i] = size

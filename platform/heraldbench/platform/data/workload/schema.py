@@ -31,7 +31,7 @@ from pydantic import (
     model_validator,
 )
 
-from heraldbench.platform.data.workload.attributes import AttributeProfile
+from heraldbench.platform.data.workload.attributes import AttributeProfile, check_attributes
 from heraldbench.platform.documents import read_problem
 from heraldbench.platform.exceptions import ProfileError
 
@@ -272,7 +272,7 @@ class WorkloadProfile(_Strict):
     roots: list[RootProfile] = []
     dense: list[DenseFeature] = []
     labels: LabelModel
-    #: Left out of the file when empty: a profile without attributes reads as version 2 wrote it.
+    #: Left out of the file when empty, where the file says version 2 (:func:`save_profile`).
     attributes: list[AttributeProfile] = Field([], exclude_if=lambda value: not value)
     assumptions: list[str] = []
     fit: dict[str, Any] = {}
@@ -307,7 +307,7 @@ class WorkloadProfile(_Strict):
         unknown = set(self.labels.field_effect_std) - set(names)
         if unknown:
             raise ValueError(f"labels.field_effect_std names unknown fields {sorted(unknown)}")
-        _check_attributes(self.attributes, names)
+        check_attributes(self.attributes, names)
         return self
 
     def field(self, name: str) -> FieldProfile:
@@ -328,17 +328,6 @@ def _check_block(b: int, block: BlockProfile, heads: dict[str, int], roots: int)
                     f"{where}.head_tuples.ranks.{i}: rank {rank} of {name} is not one of its "
                     f"{heads[name]} head values"
                 )
-
-
-def _check_attributes(attributes: list[AttributeProfile], fields: list[str]) -> None:
-    """Each attribute's parent is a field, and every table name is used once."""
-    taken = set(fields)
-    for a, attribute in enumerate(attributes):
-        if attribute.parent not in fields:
-            raise ValueError(f"attributes.{a}.parent: no field named {attribute.parent!r}")
-        if attribute.name in taken:
-            raise ValueError(f"attributes.{a}.name: {attribute.name!r} is already a table")
-        taken.add(attribute.name)
 
 
 def _check_given(blocks: list[BlockProfile]) -> None:
@@ -393,6 +382,8 @@ def save_profile(profile: WorkloadProfile, path: str | Path) -> Path:
     """Write ``profile`` as YAML, atomically: a failure leaves no partial file behind."""
     path = Path(path)
     document = profile.model_dump(mode="json")
+    # the version a reader needs: 3 for attributes, else 2 (every heraldbench since reads it)
+    document["version"] = VERSION if profile.attributes else 2
     text = yaml.safe_dump(document, sort_keys=False, width=100, default_flow_style=None)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
