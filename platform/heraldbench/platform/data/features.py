@@ -23,7 +23,7 @@ from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TableLay
 from heraldbench.platform.data.attributes import split_attributes, with_attributes
 from heraldbench.platform.exceptions import SpecError
 
-__all__ = ["FeaturedTrace", "check_features", "multi_hot_widths", "with_features"]
+__all__ = ["FeaturedTrace", "check_features", "multi_hot_widths", "splitmix64", "with_features"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 #: Lomax shape of MLPerf's "pareto" extra ids.
@@ -236,11 +236,11 @@ def _widen(ids, widths, offsets, sizes, seed, pareto, varying):  # pragma: no co
             key = seed ^ (np.uint64(t) << np.uint64(48)) ^ (local << np.uint64(12))
             held = widths[t]
             if varying:
-                held = np.int64(1) + np.int64(_mix(~key) % np.uint64(widths[t]))
+                held = np.int64(1) + np.int64(splitmix64(~key) % np.uint64(widths[t]))
                 lengths[i, t] = held
             for j in range(1, widths[t]):
                 if j < held:
-                    draw = _mix(key ^ np.uint64(j))
+                    draw = splitmix64(key ^ np.uint64(j))
                     out[i, column + j] = offsets[t] + _extra_row(draw, sizes[t], pareto)
                 else:
                     out[i, column + j] = out[i, column + j - 1]
@@ -249,8 +249,9 @@ def _widen(ids, widths, offsets, sizes, seed, pareto, varying):  # pragma: no co
 
 
 @numba.njit(cache=True, inline="always")
-def _mix(x):  # pragma: no cover - compiled
-    """SplitMix64's finaliser: a fixed, well-spread 64-bit hash."""
+def splitmix64(x):  # pragma: no cover - compiled
+    """SplitMix64's finaliser: a fixed, well-spread 64-bit hash (for kernels: every made id that
+    is a function of a key, the multi-hot extra ids and the attribute sets)."""
     x = x + _GOLDEN
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)

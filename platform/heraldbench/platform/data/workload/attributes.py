@@ -30,6 +30,7 @@ import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from heraldbench.platform.data.attributes import AttributeSource
+from heraldbench.platform.data.features import splitmix64
 from heraldbench.platform.data.ragged import length_law, read_stream
 
 __all__ = ["AttributeProfile", "GeneratedAttribute", "check_attributes", "fit_attribute"]
@@ -190,7 +191,7 @@ def _draw_sets(parents, key, cumulative, log_weights, width):  # pragma: no cove
     out = np.empty((n, width), np.int32)
     lengths = np.empty(n, np.int32)
     score = np.empty(rows, np.float64)
-    start = _unit(_mix(key))
+    start = _unit(splitmix64(key))
     for i in range(n):
         p = np.uint64(parents[i])
         base = key ^ (p * _GOLDEN)
@@ -200,22 +201,13 @@ def _draw_sets(parents, key, cumulative, log_weights, width):  # pragma: no cove
         size = min(np.int64(np.searchsorted(cumulative, spread, side="right")) + 1, width)
         for r in range(rows):
             # log(Exp(1) / w) = log(-log u) - log w: the smallest keep the order of the keys
-            u = _unit(_mix(base ^ (np.uint64(r + 1) << np.uint64(40))))
+            u = _unit(splitmix64(base ^ (np.uint64(r + 1) << np.uint64(40))))
             score[r] = math.log(-math.log(u)) - log_weights[r]
         chosen = np.sort(np.argpartition(score, size - 1)[:size])
         for j in range(width):
             out[i, j] = chosen[min(j, size - 1)]
         lengths[i] = size
     return out, lengths
-
-
-@numba.njit(cache=True, inline="always")
-def _mix(x):  # pragma: no cover - compiled
-    """SplitMix64's finaliser."""
-    x = x + _GOLDEN
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
 
 
 @numba.njit(cache=True, inline="always")
