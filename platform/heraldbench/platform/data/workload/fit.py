@@ -24,6 +24,7 @@ from heraldbench.platform.data.workload.labels import fit_dense, fit_labels
 from heraldbench.platform.data.workload.refine import refine
 from heraldbench.platform.data.workload.schema import (
     MAX_BINS,
+    VERSION,
     BlockProfile,
     FieldProfile,
     HeadGiven,
@@ -111,7 +112,8 @@ def fit_profile(data: TraceData, *, name: str, source: str, source_kind: str, co
     )
     profile = refine(profile, data, structure, seed=seed, rounds=rounds)
     fitted = [fit_attribute(a, data.ids[:, data.names.index(a.parent)], seed) for a in attributes]
-    return profile.model_copy(update={"attributes": fitted}) if fitted else profile
+    return profile.model_copy(update={"attributes": fitted, "version": VERSION}) if fitted \
+        else profile
 
 
 def _pmf(counts: np.ndarray) -> list[float]:

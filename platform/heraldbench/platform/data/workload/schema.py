@@ -272,10 +272,16 @@ class WorkloadProfile(_Strict):
     roots: list[RootProfile] = []
     dense: list[DenseFeature] = []
     labels: LabelModel
-    #: Left out of the file when empty, where the file says version 2 (:func:`save_profile`).
     attributes: list[AttributeProfile] = Field([], exclude_if=lambda value: not value)
     assumptions: list[str] = []
     fit: dict[str, Any] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _version_of_the_content(cls, data: Any) -> Any:  # the oldest version that reads it
+        if isinstance(data, dict) and "version" not in data:
+            data = {**data, "version": VERSION if data.get("attributes") else 2}
+        return data
 
     @field_validator("version")
     @classmethod
@@ -382,8 +388,8 @@ def save_profile(profile: WorkloadProfile, path: str | Path) -> Path:
     """Write ``profile`` as YAML, atomically: a failure leaves no partial file behind."""
     path = Path(path)
     document = profile.model_dump(mode="json")
-    # the version a reader needs: 3 for attributes, else 2 (every heraldbench since reads it)
-    document["version"] = VERSION if profile.attributes else 2
+    if profile.attributes:  # a reader must know attributes (a profile copied with them added)
+        document["version"] = max(profile.version, VERSION)
     text = yaml.safe_dump(document, sort_keys=False, width=100, default_flow_style=None)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
