@@ -376,6 +376,7 @@ class SingleWriters:
 
     def __init__(self, rows: int) -> None:
         self._writer = np.full(rows, -1, np.int16)  # -1: the replicas agree
+        self._marked = np.zeros(rows, bool)  # scratch: the rows looked for in a batch
 
     def record(self, batch_ids: np.ndarray, assign: np.ndarray, no_sync: np.ndarray,
                synced: np.ndarray) -> None:  # fmt: skip
@@ -384,11 +385,11 @@ class SingleWriters:
         self._writer[np.asarray(synced, np.int64)] = -1
         if not no_sync.size:
             return
-        width = batch_ids.shape[1]
         flat = batch_ids.reshape(-1)
-        order = np.argsort(flat, kind="stable")
-        first = order[np.searchsorted(flat[order], no_sync)]
-        self._writer[np.asarray(no_sync, np.int64)] = assign[first // width]
+        self._marked[no_sync] = True
+        at = np.flatnonzero(self._marked[flat])  # a pad repeats its sample's id: same worker
+        self._marked[no_sync] = False
+        self._writer[flat[at]] = assign[at // batch_ids.shape[1]]
 
     def step(self, dec: IterationDecisions) -> None:
         """An iteration, after its write-backs were sent: the rows evicted before it forgotten,
