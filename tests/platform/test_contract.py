@@ -26,6 +26,8 @@ def test_run_plan_refuses_bad_values_naming_them() -> None:
         OracleWindow(lookahead=0, cleanup_interval=1)
     with pytest.raises(SpecError, match="-2"):
         OracleWindow(lookahead=3, cleanup_interval=-2)
+    with pytest.raises(SpecError, match="cleanup interval 5 exceeds the lookahead 2"):
+        OracleWindow(lookahead=2, cleanup_interval=5)  # a no-sync row would outlive its window
 
 
 def test_only_a_plain_per_worker_plan_replays_the_trace() -> None:

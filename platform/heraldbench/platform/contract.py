@@ -156,6 +156,11 @@ class OracleWindow:
             raise SpecError(f"oracle lookahead must be >= 1 batch, got {self.lookahead}")
         if self.cleanup_interval < 1:
             raise SpecError(f"cleanup interval must be >= 1 iteration, got {self.cleanup_interval}")
+        if self.cleanup_interval > self.lookahead:
+            # a row no batch of the window reuses must leave before a batch beyond it reads it:
+            # its one writer's replica alone is current (a no-sync row, SingleWriters)
+            raise SpecError(f"cleanup interval {self.cleanup_interval} exceeds the lookahead "
+                            f"{self.lookahead}")
 
 
 @dataclass(frozen=True)
@@ -375,7 +380,7 @@ class SingleWriters:
     """
 
     def __init__(self, rows: int) -> None:
-        self._writer = np.full(rows, -1, np.int16)  # -1: the replicas agree
+        self._writer = np.full(rows, -1, np.int8)  # -1: the replicas agree (workers <= 64)
         self._marked = np.zeros(rows, bool)  # scratch: the rows looked for in a batch
 
     def record(self, batch_ids: np.ndarray, assign: np.ndarray, no_sync: np.ndarray,

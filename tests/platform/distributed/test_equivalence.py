@@ -184,15 +184,29 @@ def test_many_ids_a_table_train_the_emulated_trainers_model_in_float64(lengths):
         assert d.outcome.counts == e.outcome.counts, e.label  # accesses: the ids read, no pad
 
 
-def test_bagpipe_s_no_sync_rows_are_written_back_by_their_one_writer():
+@pytest.mark.parametrize(("workers", "lookahead"), [(2, 4), (3, 1)])
+def test_bagpipe_s_no_sync_rows_are_written_back_by_their_one_writer(workers, lookahead):
     """A row read once in its batch and not again in the window is not all-reduced: its one
     reader's replica alone is current, and that reader writes it back at its eviction (a short
-    window evicts thousands, half of them by worker 1) and at the flush."""
+    window evicts thousands, many by workers other than 0; with a window of 1, rows are evicted
+    and read again as no-sync in one iteration, and staged rows are released) and at the
+    flush."""
+    from heraldbench.platform.contract import Send
+    from heraldbench.platform.schedulers import create
+    from heraldbench.platform.sim import decisions
 
     def spec(backend: str):
-        data = train_spec(["bagpipe"], backend=backend, dtype="float64")
-        data["schedulers"] = [{"kind": "bagpipe", "lookahead": 4}]
+        data = train_spec(["bagpipe"], backend=backend, dtype="float64", workers=workers)
+        data["schedulers"] = [{"kind": "bagpipe", "lookahead": lookahead}]
         return parse_spec(data)
+
+    parsed = spec("emulated")
+    trace = parsed.dataset.open()
+    stream = decisions(trace, create("bagpipe", workers=workers, batch_size=32, seed=0,
+                                     lookahead=lookahead),
+                       cache_rows=int(0.05 * trace.layout.total_rows))
+    senders = np.concatenate([d.sent_w[d.sent_how == Send.EVICT] for d in stream])
+    assert (senders > 0).sum() > 1_000  # the case this test is for: not replica 0's
 
     def bagpipe(backend: str):
         return next(r for r in train_experiment(spec(backend)).runs if r.scheduler == "bagpipe")
@@ -201,8 +215,8 @@ def test_bagpipe_s_no_sync_rows_are_written_back_by_their_one_writer():
     assert _max_difference(emulated, distributed) < 1e-12
     assert distributed.counts == emulated.counts
     # all-reduced: each iteration's dense gradients and loss, and the stream's synced rows only
-    # (``allreduce`` counts each synced row 2(W-1) times over the cluster: twice for 2 workers)
     dense = sum(p.numel() for p in distributed.outcome.model.parameters()) + 1
     rows = distributed.measured["bytes"]["allreduce_payload"] \
         - distributed.outcome.iterations * dense * 8
-    assert 2 * rows == distributed.counts.allreduce * distributed.measured["bytes"]["row_bytes"]
+    ring = 2 * (workers - 1)  # ``allreduce`` counts each synced row 2(W-1) times
+    assert ring * rows == distributed.counts.allreduce * distributed.measured["bytes"]["row_bytes"]

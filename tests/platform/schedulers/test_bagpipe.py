@@ -297,6 +297,20 @@ def test_released_variant_slices_batches_and_ignores_the_cache_size() -> None:
         run(trace, 1, workers=4, batch_size=8, lookahead=5)  # the normative variant bounds K
 
 
+def test_released_variant_on_a_trace_shorter_than_two_windows() -> None:
+    """4 batches, L = 3: one iteration runs, and the window still holds its L batches (the ring
+    once had room for 2, and the third batch overwrote the first before it ran)."""
+    trace = tiny([(0, 1), (0, 2), (3, 3), (1, 4)])
+    knobs = {"workers": 2, "batch_size": 1, "lookahead": 3, "cleanup_proportion": 1.0,
+             "variant": "released"}
+    result = simulate(trace, create("bagpipe", **knobs), cache_rows=1, check_invariants=True)
+    assert (result.iterations, result.info["no_sync"]) == (1, 1)
+    (only,) = decisions(trace, create("bagpipe", **knobs), cache_rows=1)
+    assert only.batch.ids.ravel().tolist() == [0, 1]
+    assert sorted(set(only.prefetch_ids.tolist())) == [0, 1, 2, 3]
+    assert (only.sync_now_ids.tolist(), only.no_sync_ids.tolist()) == ([0], [1])
+
+
 def test_released_variant_needs_a_window_of_two_batches() -> None:
     with pytest.raises(SpecError, match="lookahead >= 2"):
         create("bagpipe", workers=2, batch_size=1, lookahead=1, variant="released")

@@ -5,9 +5,10 @@ Modelling assumptions (as the emulated trainer, :mod:`heraldbench.platform.train
 * **Data parallelism.** Worker w trains the samples the scheduler assigned it, on its own copies;
   its loss is its samples' summed BCE over the global batch size, so the all-reduced sum of the
   workers' dense gradients is the gradient of the global batch's mean loss.
-* **Embeddings** are updated by plain SGD on the copies read (BagPipe's replicas and FAE's
-  replicated rows with the all-reduced gradient of the whole global batch); the PS receives
-  deltas, so the trained model equals the emulated one up to the order of float additions.
+* **Embeddings** are updated by plain SGD on the copies read (FAE's replicated rows and
+  BagPipe's synced rows with the all-reduced gradient of the whole global batch, BagPipe's
+  no-sync rows on their one reader alone); the PS receives deltas, so the trained model equals
+  the emulated one up to the order of float additions.
 * **Evaluation** runs on rank 0 with the table gathered from the PS shards after a flush
   (interval evaluations: with every pending delta applied to a copy of the shards).
 """
@@ -26,6 +27,7 @@ from heraldbench.platform.distributed._clock import PHASES, RankClock, split_wai
 from heraldbench.platform.distributed._exchange import Exchange
 from heraldbench.platform.distributed._shard import PSLayout, PSShard
 from heraldbench.platform.distributed._steps import RowMover
+from heraldbench.platform.exceptions import InvariantViolation
 from heraldbench.platform.train.loop import evaluate
 from heraldbench.platform.train.metrics import Evaluation
 from heraldbench.platform.train.model import (
@@ -152,6 +154,9 @@ class RankRun:
         if shared is not None:
             synced = np.isin(keys, shared)
             if not synced.all():  # read once in the batch, by this worker alone: not synced
+                if not np.isin(keys[~synced], dec.no_sync_ids).all():
+                    raise InvariantViolation(f"iteration {dec.iteration}: a row read is in none "
+                                             "of the stream's sync classes")
                 alone = _tensor(np.flatnonzero(~synced), self.device)
                 local = (keys[~synced], grad.index_select(0, alone))
             full = torch.zeros(len(shared), grad.shape[1], dtype=grad.dtype, device=grad.device)

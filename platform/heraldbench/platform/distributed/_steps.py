@@ -16,7 +16,8 @@ Who sends, by decision:
   worker, in the pull exchange: the value for each reader that pulls it, the delta for the
   first, which takes it over;
 * BagPipe's write-backs (``Send.EVICT/RELEASE``) and a replicated table's exit: the sending
-  replica → owner(k), the row's value, which replaces the PS's (replicas are identical).
+  replica → owner(k), the row's value, which replaces the PS's (the stream names a replica
+  that is current: a no-sync row's one writer, ``contract.SingleWriters``).
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ class RowMover:
         self.hot: HotReplica | None = None
         self.parked = ParkedCopies(exchange.dim, exchange.dtype, exchange.device)
         #: whose replica of a row is current (BagPipe's no-sync rows), kept from the stream
-        self.writers = SingleWriters(shard.layout.rows) if replicated_cache else None
+        self.writers = SingleWriters(shard.layout.rows) \
+            if replicated_cache and rank < workers else None
 
     # ---- before the update -------------------------------------------------------------------
 

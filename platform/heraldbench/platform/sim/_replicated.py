@@ -172,8 +172,9 @@ class _Run:
         capacity = capacity if oracle.bounded else rows  # every row fits: the bound is never hit
         self.capacity = capacity
         width = scheduler.global_batch * self.fields
-        # the window never holds more batches than the trace has (a longer L sees them all)
-        self.window = _Window(min(self.lookahead, self.iterations) + 1, width, rows)
+        # the window never holds more batches than the trace has (a longer L sees them all); the
+        # released oracle runs fewer iterations than batches, and its window still holds L + 1
+        self.window = _Window(min(self.lookahead, self.batches) + 1, width, rows)
         self.state = np.zeros(rows, np.uint8)
         self.occupancy = np.zeros(1, np.int64)
         self.pending = np.zeros(min(capacity, rows), np.int32)

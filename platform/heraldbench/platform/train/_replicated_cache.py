@@ -1,8 +1,10 @@
 """The emulated logically replicated cache (BagPipe), driven by the decision stream.
 
-Every worker holds a replica of every cached row and the replicas stay identical: each applies
-the all-reduced gradient, the sum over the global batch, which is what one table updated with
-the whole batch's gradient holds. So one (R, D) table on the device stands for all W replicas
+Every worker holds a replica of every cached row. A synced row's replicas apply the all-reduced
+gradient, the sum over the global batch; a no-sync row (read once, not again before it is
+written back) is updated by its one reader, and no other replica reads it before then. Either
+way the value a reader sees is what one table updated with the whole batch's gradient holds,
+so one (R, D) table on the device stands for all W replicas
 (``replica``; a row's values there mean something only while it is cached or staged), and the
 PS is the host table. Per iteration (the order of
 :class:`~heraldbench.platform.contract.IterationDecisions`):
