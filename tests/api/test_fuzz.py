@@ -64,6 +64,8 @@ SUBMISSION_RULES = re.compile("|".join([
     r"sizes for the dataset's \d+ tables", r"no table named", r"is already a table",
     r"min_length \d+ exceeds length \d+",
     r"items needs frequency_threshold 0 or 1", r"is an attribute table",
+    # a cache sized once at every grid point (a scalar and an axis of two sizes)
+    r"give exactly one of rows, bytes or ratio",
     r"bytes on a device for the tables'",
     # the cluster's hosts and devices, a spec's placements and its baseline
     r"cluster\.hosts", r"placement '[\w-]+': ", r"neither a listed scheduler nor a listed placement",
