@@ -55,33 +55,32 @@ def check_dataset_file(dataset: Any, field: str = "dataset.path") -> None:
     if kind not in (*_RAW_KINDS, "prepared"):
         return
     if getattr(dataset, "items", None) is not None:
-        _check_regular_file(Path(dataset.items), "dataset.items", "movie")
+        _require_regular(Path(dataset.items), "dataset.items", "movie")
     path = Path(dataset.path)
+    if kind != "prepared":
+        _require_regular(path, field, f"raw {kind}")
+    elif not stat.S_ISDIR(_mode(path, field)) or not (path / "manifest.json").is_file():
+        raise SpecError(
+            f"{field}: {path} is not a prepared dataset (a folder with manifest.json "
+            "written by `heraldbench preprocess`)"
+        )
+
+
+def _mode(path: Path, field: str) -> int:
+    """``path``'s mode; a path that cannot be looked at is a :class:`SpecError` naming
+    ``field``."""
     try:
-        mode = path.stat().st_mode
+        return path.stat().st_mode
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise SpecError(f"{field}: {path}: {reason.lower()}") from None
-    if kind == "prepared":
-        if not stat.S_ISDIR(mode) or not (path / "manifest.json").is_file():
-            raise SpecError(
-                f"{field}: {path} is not a prepared dataset (a folder with manifest.json "
-                "written by `heraldbench preprocess`)"
-            )
-        return
-    if not stat.S_ISREG(mode):
-        what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-        raise SpecError(f"{field}: {path} is {what}; give a raw {kind} file")
 
 
-def _check_regular_file(path: Path, field: str, what: str) -> None:
-    try:
-        mode = path.stat().st_mode
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise SpecError(f"{field}: {path}: {reason.lower()}") from None
+def _require_regular(path: Path, field: str, what: str) -> None:
+    mode = _mode(path, field)
     if not stat.S_ISREG(mode):
-        raise SpecError(f"{field}: {path} is not a regular file; give a {what} file")
+        kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+        raise SpecError(f"{field}: {path} is {kind}; give a {what} file")
 
 
 def trace_facts(dataset: Any) -> TraceFacts:

@@ -36,6 +36,7 @@ import numba
 import numpy as np
 
 from heraldbench.platform.data import InMemoryTrace
+from heraldbench.platform.data.ragged import full_lengths
 from heraldbench.platform.exceptions import HeraldbenchError
 from heraldbench.platform.runner import simulate_run
 from heraldbench.platform.schedulers import SchedulerSpecBase
@@ -151,7 +152,7 @@ def _stand_in(mini: ExperimentSpec) -> InMemoryTrace:
     local = (draws * np.asarray(layout.sizes)[tables]).astype(np.int64)
     lengths = None
     if layout.is_ragged:  # every sample reads every width: the ragged path's types, no pads
-        lengths = np.repeat(np.asarray([layout.table_widths], np.int32), samples, axis=0)
+        lengths = full_lengths(layout.table_widths, samples)
     return InMemoryTrace(local + layout.offsets[tables], np.zeros(samples, np.float32),
                          np.zeros((samples, 0), np.float32), layout, lengths=lengths)
 

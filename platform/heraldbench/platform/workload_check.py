@@ -19,7 +19,7 @@ import numpy as np
 
 from heraldbench.platform.data import FeaturesSpec, InMemoryTrace, TraceSource, with_features
 from heraldbench.platform.data.attributes import split_attributes
-from heraldbench.platform.data.ragged import length_law, read_stream
+from heraldbench.platform.data.ragged import full_lengths, length_law, read_stream
 from heraldbench.platform.data.workload.schema import WorkloadProfile
 from heraldbench.platform.data.workload.stats import miss_ratio_curve
 from heraldbench.platform.data.workload.trace import profile_trace
@@ -196,8 +196,7 @@ def _lengths(trace: InMemoryTrace) -> np.ndarray:
     """(n, T) ids each sample reads per table: the full widths where no table is ragged."""
     if trace.lengths is not None:
         return trace.lengths
-    widths = np.asarray(trace.layout.table_widths, np.int32)
-    return np.broadcast_to(widths, (trace.num_samples, widths.size))
+    return full_lengths(trace.layout.table_widths, trace.num_samples)
 
 
 def _row_shares(trace: InMemoryTrace, table: int) -> np.ndarray:

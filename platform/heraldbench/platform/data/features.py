@@ -21,6 +21,7 @@ from heraldbench.platform.data._features_spec import (
 )
 from heraldbench.platform.data._trace import ROW_ID_DTYPE, SampleChunk, TableLayout, TraceSource
 from heraldbench.platform.data.attributes import split_attributes, with_attributes
+from heraldbench.platform.data.ragged import full_lengths
 from heraldbench.platform.exceptions import SpecError
 
 __all__ = ["FeaturedTrace", "check_features", "multi_hot_widths", "splitmix64", "with_features"]
@@ -122,7 +123,6 @@ class FeaturedTrace(TraceSource):
 
     def _made(self, blocks: Iterator[SampleChunk]) -> Iterator[SampleChunk]:
         history = self._sequence.fresh_history() if self._sequence is not None else None
-        tables = self.base.layout.num_tables
         for block in blocks:
             history_ids = history_lengths = None
             if self._sequence is not None:
@@ -134,7 +134,7 @@ class FeaturedTrace(TraceSource):
                 ids = np.concatenate([ids, history_ids], axis=1)
             if self.layout.is_ragged:
                 if lengths is None:
-                    lengths = np.broadcast_to(self._widths.astype(np.int32), (len(ids), tables))
+                    lengths = full_lengths(self._widths, len(ids))
                 if history_lengths is not None:
                     lengths = np.concatenate([lengths, history_lengths[:, None]], axis=1)
                 lengths = np.ascontiguousarray(lengths, np.int32)

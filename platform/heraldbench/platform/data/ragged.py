@@ -24,8 +24,8 @@ from heraldbench.platform.exceptions import DataError
 if TYPE_CHECKING:
     from heraldbench.platform.data._trace import TableLayout
 
-__all__ = ["checked_lengths", "length_law", "marked_pads", "pad_columns", "read_stream",
-           "real_ids", "with_pads"]
+__all__ = ["checked_lengths", "full_lengths", "length_law", "marked_pads", "pad_columns",
+           "read_stream", "real_ids", "with_pads"]
 
 #: The id a pad column holds in :func:`marked_pads`: no row.
 PAD = -1
@@ -58,6 +58,12 @@ def read_stream(ids: np.ndarray, lengths: np.ndarray | None,
                 widths: tuple[int, ...]) -> np.ndarray:
     """Every id the samples read, in sample order then column order, pads left out."""
     return ids.reshape(-1) if lengths is None else ids[~pad_columns(lengths, widths)]
+
+
+def full_lengths(widths: tuple[int, ...] | np.ndarray, samples: int) -> np.ndarray:
+    """(samples, T) int32, read-only: every sample reads every table's full width."""
+    widths = np.asarray(widths, np.int32)
+    return np.broadcast_to(widths, (samples, widths.size))
 
 
 def length_law(lengths: np.ndarray, width: int) -> np.ndarray:
