@@ -71,6 +71,31 @@ def test_an_exact_plan_over_device_memory_is_422_before_anything_runs(api_sqlite
     assert api_sqlite.get("/api/experiments").json()["count"] == 0
 
 
+def test_a_recshard_no_layout_of_which_fits_is_422_before_anything_runs(api_sqlite) -> None:
+    """RecShard's plan reads the trace, its memory does not: with host memory taking nothing,
+    each table sits whole on one of the four devices, and devices of a quarter of the tables'
+    bytes pass the lower bound but hold no table larger than that; the service says so at
+    once, naming the entry, instead of a run that fails once the trace is made."""
+    from heraldbench.platform.placements.runs import tables_of
+    from heraldbench.platform.spec import parse_spec
+
+    spec = tiny_spec(**PLACED)
+    parsed = parse_spec(spec)
+    tables = tables_of(parsed.dataset.open(), parsed.embedding_dim)
+    quarter = -(-sum(t.rows * t.row_bytes(t.dim) for t in tables) // 4)
+    assert max(t.rows * t.row_bytes(t.dim) for t in tables) > quarter
+    spec["cluster"] = {"workers": 4, "batch_size": 16, "hosts": 2, "device_memory": quarter,
+                       "host_memory": 64}
+    spec["placements"] = [{"kind": "recshard"}]
+    spec["baseline"] = "naive"
+    response = api_sqlite.post("/api/experiments", json=spec)
+    assert response.status_code == 422, response.text
+    (problem,) = response.json()["detail"]
+    assert problem["field"] == "placements.0"
+    assert "recshard does not fit: recshard finds no placement" in problem["message"]
+    assert api_sqlite.get("/api/experiments").json()["count"] == 0
+
+
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"cluster": {"workers": 2, "hosts": 2, "devices_per_host": 2}}, "cluster",
      "cluster.hosts × cluster.devices_per_host = 2 × 2 = 4, but cluster.workers is 2"),

@@ -110,6 +110,19 @@ def test_a_plan_within_the_bound_but_over_memory_exits_2_with_nothing_written(
     assert "placements.0: table-wise does not fit: table 'C" in done.stderr
 
 
+def test_a_recshard_no_layout_of_which_fits_exits_2_before_the_trace(tmp_path: Path) -> None:
+    """RecShard reads the trace's statistics, but which rows stay on a device never changes how
+    many: with host memory taking nothing, some table is larger than a device (the lower bound,
+    an even share, passes), and the spec is refused before any trace is made."""
+    even = 1_166_710  # row-wise's least bytes a device for SPEC's tables
+    spec = {**SPEC, "placements": [{"kind": "recshard"}], "baseline": "naive",
+            "cluster": {**SPEC["cluster"], "device_memory": even + 1, "host_memory": "1KiB"}}
+    done = _cli(tmp_path, spec, "simulate", "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "placements.0: recshard does not fit: recshard finds no placement" in done.stderr
+    assert "cluster.host_memory = 1,024 bytes" in done.stderr
+
+
 def test_place_reads_the_cluster_from_the_spec(tmp_path: Path) -> None:
     spec = {**SPEC, "cluster": {"workers": 4, "batch_size": 64, "hosts": 4}}
     done = _cli(tmp_path, spec, "place", "--json")

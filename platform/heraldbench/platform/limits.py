@@ -223,10 +223,10 @@ def check_runnable(
 
 
 def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | None) -> None:
-    """Refuse a placement no plan of which fits the cluster's memory, and one whose exact plan
-    does not where the plan needs no access statistics and the tables' rows are known (else
-    the exact plan is checked when it is placed, on the trace's statistics); ``entries``: where
-    each placement is in the submitted document (default ``placements.<i>``)."""
+    """Refuse a placement no plan of which fits the cluster's memory: by a lower bound on the
+    rows alone, then, where the tables' rows are known, by the placement's own check on
+    them (the exact plan where it reads no statistics); ``entries``: where each placement is
+    in the submitted document (default ``placements.<i>``)."""
     placements = getattr(spec, "placements", None)
     if not placements or facts.total_rows is None:
         return
@@ -247,27 +247,24 @@ def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | Non
                 f"cluster.device_memory = {topology.device_memory_bytes:,} bytes")
         if facts.table_rows is not None:
             where = entries[index] if entries else f"placements.{index}"
-            _check_exact_plan(spec, entry, facts.table_rows, topology, where)
+            _check_some_plan_fits(spec, entry, facts.table_rows, topology, where)
 
 
-def _check_exact_plan(spec: Any, entry: Any, rows: tuple[int, ...], topology: Any,
+def _check_some_plan_fits(spec: Any, entry: Any, rows: tuple[int, ...], topology: Any,
                       where: str) -> None:  # fmt: skip
-    """The plan of a placement that needs no statistics, made of the tables alone, must fit."""
+    """Some plan of the placement, on any trace, must fit the tables' rows."""
     from heraldbench.platform.exceptions import CapacityError
     from heraldbench.platform.placement_spec import run_knobs
     from heraldbench.platform.placements import TableInfo, create
-    from heraldbench.platform.placements.memory import check_fits
 
     knobs = run_knobs(entry.kind, entry.knobs(), spec.cluster.batch_size)
     algorithm = create(entry.kind, **knobs)
-    if algorithm.needs_stats:
-        return
     named = table_names(spec.dataset)
     names = (named + attribute_names(spec.dataset) if named is not None
              else [f"table {i}" for i in range(len(rows))])
     tables = tuple(TableInfo(name, n, spec.embedding_dim) for name, n in zip(names, rows, strict=True))
     try:
-        check_fits(algorithm.place(tables, topology))
+        algorithm.check_fits_any_trace(tables, topology)
     except CapacityError as exc:
         raise SpecError(f"{where}: {entry.label()} does not fit: {exc} (cluster.device_memory = "
                         f"{topology.device_memory_bytes:,} bytes, cluster.host_memory = "

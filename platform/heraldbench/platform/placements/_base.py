@@ -49,6 +49,16 @@ class PlacementAlgorithm(abc.ABC):
                             f"{len(tables)} tables given")
         return Placement(self.kind, topology, self._place(tables, topology, stats))
 
+    def check_fits_any_trace(self, tables: tuple[TableInfo, ...], topology: Topology) -> None:
+        """Raise :class:`~heraldbench.platform.exceptions.CapacityError` where a run could
+        fail on ``topology``'s memory; what a submission is checked by, before the trace
+        exists. Here the plan of the tables alone, which a run falls back to where its plan
+        balanced by the trace's lookups does not fit (``memory.place_fitting``); a placement
+        that needs the statistics says what its fit depends on."""
+        from heraldbench.platform.placements.memory import check_fits  # it imports this module
+
+        check_fits(self.place(tables, topology))
+
     @abc.abstractmethod
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:

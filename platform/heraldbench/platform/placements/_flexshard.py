@@ -10,14 +10,15 @@ over the cluster); a row's expected traffic per iteration in each tier is priced
 weights (intra 1, inter ``inter_cost``), from its expected reads per iteration ``c = p·B`` and
 the probability ``q = 1 − (1 − p)^B`` that the iteration touches it (``p``: its reads per
 sample, ``B``: samples per iteration), and rows are promoted by expected reads, hottest first,
-within the memory budget: by default the row-wise baseline's largest per-device memory.
+within the memory budget: by default the row-wise baseline's largest per-device memory, and
+never more than a device holds.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.exceptions import CapacityError, SpecError
 from heraldbench.platform.placements._base import PlacementAlgorithm, numbers, register
 from heraldbench.platform.placements._hottest import most_read
 from heraldbench.platform.placements._row_wise import row_wise_peak
@@ -73,13 +74,40 @@ class FlexShard(PlacementAlgorithm):
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
         assert stats is not None
-        budget = row_wise_peak(tables, topology) * (1 + self.memory_headroom)
+        budget = self._budget(tables, topology)
         tiers = self._tiers(tables, topology, stats, budget)
         while True:
             placed = _assign(tables, topology, tiers)
-            if memory_use(Placement(self.kind, topology, placed)).device.max() <= budget:
+            peak = self._peak(topology, placed)
+            if peak <= budget:
                 return placed
+            if not any(tier.any() for tier in tiers):
+                raise CapacityError(self._over_budget(peak, budget, topology))
             tiers = _demote_coldest(tiers)
+
+    def check_fits_any_trace(self, tables: tuple[TableInfo, ...], topology: Topology) -> None:
+        """Rows are demoted until the plan fits, at worst to every row cold (one copy, spread
+        over the cluster), a plan of the tables alone: where that one fits, every trace's
+        does."""
+        cold = _assign(tables, topology, [np.zeros(t.rows, np.int8) for t in tables])
+        budget, peak = self._budget(tables, topology), self._peak(topology, cold)
+        if peak > budget:
+            raise CapacityError(self._over_budget(peak, budget, topology))
+
+    def _budget(self, tables: tuple[TableInfo, ...], topology: Topology) -> float:
+        """The prior state of the art's memory (row-wise's fullest device) with the headroom,
+        never above what a device holds."""
+        return min(row_wise_peak(tables, topology) * (1 + self.memory_headroom),
+                   topology.device_memory_bytes)
+
+    def _peak(self, topology: Topology, placed: tuple[TablePlacement, ...]) -> int:
+        return int(memory_use(Placement(self.kind, topology, placed)).device.max())
+
+    def _over_budget(self, peak: int, budget: float, topology: Topology) -> str:
+        return (f"flexshard puts {peak:,} bytes on a device with every row cold, above its "
+                f"budget of {int(budget):,} bytes (row-wise's fullest device × (1 + "
+                f"memory_headroom {self.memory_headroom:g}), at most device_memory_bytes "
+                f"{topology.device_memory_bytes:,})")
 
     def _tiers(self, tables, topology, stats, budget) -> list[np.ndarray]:
         """Per table, each row's tier (0 cold, 1 warm, 2 hot): the hottest rows first, hot
@@ -126,14 +154,15 @@ def _bases(counts) -> np.ndarray:
 
 
 def _demote_coldest(tiers: list[np.ndarray]) -> list[np.ndarray]:
-    """Drop about 1% of the warm rows (or the hot ones if none is warm) back to cold."""
+    """Drop about 1% of the warm rows (or the hot ones if none is warm) back to cold; some
+    row is warm or hot."""
     for level in (1, 2):
         for tier in tiers:
             rows = np.flatnonzero(tier == level)
             if rows.size:
                 tier[rows[-max(1, rows.size // 100):]] = 0
                 return tiers
-    raise SpecError("flexshard cannot fit even the all-cold placement in its memory budget")
+    raise AssertionError("no warm or hot row to demote")
 
 
 def _assign(tables, topology, tiers) -> tuple[TablePlacement, ...]:

@@ -12,6 +12,8 @@ HiGHS through ``scipy.optimize.milp``.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from heraldbench.platform.exceptions import CapacityError, SpecError
@@ -36,6 +38,10 @@ MIP_GAP = 0.01
 MEAN_WEIGHT = 0.1
 #: Shares of a table's rows kept in device memory, hottest first (our menu).
 BUCKETS = (0.0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+#: The most seconds a submission's check that some plan fits may take (ours).
+FIT_CHECK_S = 5.0
+#: ``scipy.optimize.milp``'s status for a program proven infeasible.
+INFEASIBLE = 2
 
 
 @register
@@ -64,63 +70,101 @@ class RecShard(PlacementAlgorithm):
     def _place(self, tables: tuple[TableInfo, ...], topology: Topology,
                stats: AccessStats | None) -> tuple[TablePlacement, ...]:
         assert stats is not None
-        kept = [[int(np.ceil(b * t.rows)) for b in self.buckets] for t in tables]
+        kept = self._kept(tables)
         device_reads = [top_read_sums(c, n) for c, n in zip(stats.counts, kept, strict=True)]
         choice = self._solve(tables, topology, kept, device_reads, stats)
         return tuple(_table(table, counts, kept[t][k], g)
                      for t, (table, counts, (g, k)) in
                      enumerate(zip(tables, stats.counts, choice, strict=True)))
 
+    def check_fits_any_trace(self, tables: tuple[TableInfo, ...], topology: Topology) -> None:
+        """The trace decides which rows a table keeps on its device, never how many: each
+        choice of device and bucket takes the same memory on any trace, so the program with
+        no objective says whether some plan fits (a solver that runs out of time says
+        nothing, and the plan is checked when it is placed)."""
+        kept = self._kept(tables)
+        matrix, lo, hi = _constraints(tables, topology, kept, np.zeros((len(tables),
+                                                                        len(self.buckets))))
+        result = _milp(np.zeros(matrix.shape[1]), matrix, lo, hi,
+                       min(self.time_limit_s, FIT_CHECK_S))
+        if result.status == INFEASIBLE:
+            raise CapacityError(self._no_fit(topology, "no choice of device and share fits"))
+
+    def _kept(self, tables: tuple[TableInfo, ...]) -> list[list[int]]:
+        """Per table and bucket, the rows kept in device memory."""
+        return [[int(np.ceil(b * t.rows)) for b in self.buckets] for t in tables]
+
     def _solve(self, tables, topo, kept, device_reads, stats) -> list[tuple[int, int]]:
         """(device, bucket) per table minimising the busiest device's cost."""
-        n_t, n_g, n_k = len(tables), topo.devices, len(self.buckets)
-        n = n_t * n_g * n_k + 1  # z[t, g, k] and the makespan C
+        n_t, n_g = len(tables), topo.devices
         per_sample = max(stats.samples, 1)
-        cost = np.zeros((n_t, n_k))
-        dev_mem, host_mem = np.zeros((n_t, n_k)), np.zeros((n_t, n_k))
-        for t, table in enumerate(tables):
+        cost = np.zeros((n_t, len(self.buckets)))
+        for t in range(n_t):
             total = float(stats.counts[t].sum())
             hot = np.asarray(device_reads[t], np.float64)
             cost[t] = (hot + (total - hot) * self.host_read_cost) / per_sample
-            rb = table.row_bytes(table.dim)
-            dev_mem[t] = np.asarray(kept[t]) * rb
-            host_mem[t] = (table.rows - np.asarray(kept[t])) * rb
-        rows_a, lo, hi = [], [], []
-        for t in range(n_t):  # each table placed once
-            row = np.zeros(n)
-            row[t * n_g * n_k:(t + 1) * n_g * n_k] = 1
-            rows_a.append(row), lo.append(1), hi.append(1)
-        for g in range(n_g):
-            for weights, cap, extra in ((cost, 0.0, -1.0), (dev_mem, topo.device_memory_bytes, 0)):
-                row = np.zeros(n)
-                for t in range(n_t):
-                    row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = weights[t]
-                row[-1] = extra
-                rows_a.append(row), lo.append(-np.inf), hi.append(cap)
-        for h in range(topo.hosts):
-            row = np.zeros(n)
-            for g in range(h * topo.devices_per_host, (h + 1) * topo.devices_per_host):
-                for t in range(n_t):
-                    row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = host_mem[t]
-            rows_a.append(row), lo.append(-np.inf), hi.append(topo.host_memory_bytes)
-        objective = np.zeros(n)
+        matrix, lo, hi = _constraints(tables, topo, kept, cost)
+        objective = np.zeros(matrix.shape[1])
         objective[-1] = 1.0
         # a tenth of the mean device's cost besides the busiest one's: devices off the critical
         # path keep their hot rows in device memory too (the solver's gap ignores a tiny weight)
         objective[:-1] = MEAN_WEIGHT / n_g * np.repeat(cost[:, None, :], n_g, axis=1).ravel()
-        integrality = np.ones(n)
-        integrality[-1] = 0
-        from scipy.optimize import Bounds, LinearConstraint, milp  # a spec imports this module
-
-        result = milp(objective, constraints=LinearConstraint(np.array(rows_a), lo, hi),
-                      integrality=integrality, bounds=Bounds(0, np.r_[np.ones(n - 1), np.inf]),
-                      options={"time_limit": self.time_limit_s, "mip_rel_gap": MIP_GAP})
+        result = _milp(objective, matrix, lo, hi, self.time_limit_s)
         if result.x is None:
-            raise CapacityError(f"recshard finds no placement within device_memory_bytes "
-                                f"{topo.device_memory_bytes:,} and host_memory_bytes "
-                                f"{topo.host_memory_bytes:,}: {result.message}")
-        z = np.round(result.x[:-1]).reshape(n_t, n_g, n_k)
+            raise CapacityError(self._no_fit(topo, result.message))
+        z = np.round(result.x[:-1]).reshape(n_t, n_g, len(self.buckets))
         return [tuple(int(i) for i in np.argwhere(z[t] > 0.5)[0]) for t in range(n_t)]
+
+    def _no_fit(self, topo: Topology, why: str) -> str:
+        return (f"recshard finds no placement within device_memory_bytes "
+                f"{topo.device_memory_bytes:,} and host_memory_bytes "
+                f"{topo.host_memory_bytes:,}: {why}")
+
+
+def _constraints(tables: tuple[TableInfo, ...], topo: Topology, kept: list[list[int]],
+                 cost: np.ndarray) -> tuple[np.ndarray, list[float], list[float]]:
+    """Rows of the program over z[t, g, k] (table t on device g keeps bucket k) and the
+    makespan C: each table placed once; each device's cost at most C and its kept rows within
+    its memory; each host's other rows within its memory."""
+    n_t, n_g, n_k = len(tables), topo.devices, len(kept[0])
+    n = n_t * n_g * n_k + 1
+    dev_mem, host_mem = np.zeros((n_t, n_k)), np.zeros((n_t, n_k))
+    for t, table in enumerate(tables):
+        rb = table.row_bytes(table.dim)
+        dev_mem[t] = np.asarray(kept[t]) * rb
+        host_mem[t] = (table.rows - np.asarray(kept[t])) * rb
+    rows_a, lo, hi = [], [], []
+    for t in range(n_t):
+        row = np.zeros(n)
+        row[t * n_g * n_k:(t + 1) * n_g * n_k] = 1
+        rows_a.append(row), lo.append(1), hi.append(1)
+    for g in range(n_g):
+        for weights, cap, extra in ((cost, 0.0, -1.0), (dev_mem, topo.device_memory_bytes, 0)):
+            row = np.zeros(n)
+            for t in range(n_t):
+                row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = weights[t]
+            row[-1] = extra
+            rows_a.append(row), lo.append(-np.inf), hi.append(cap)
+    for h in range(topo.hosts):
+        row = np.zeros(n)
+        for g in range(h * topo.devices_per_host, (h + 1) * topo.devices_per_host):
+            for t in range(n_t):
+                row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = host_mem[t]
+        rows_a.append(row), lo.append(-np.inf), hi.append(topo.host_memory_bytes)
+    return np.array(rows_a), lo, hi
+
+
+def _milp(objective: np.ndarray, matrix: np.ndarray, lo: list[float], hi: list[float],
+          time_limit_s: float) -> Any:
+    """HiGHS over binaries z and the continuous makespan (the last variable)."""
+    from scipy.optimize import Bounds, LinearConstraint, milp  # a spec imports this module
+
+    n = matrix.shape[1]
+    integrality = np.ones(n)
+    integrality[-1] = 0
+    return milp(objective, constraints=LinearConstraint(matrix, lo, hi), integrality=integrality,
+                bounds=Bounds(0, np.r_[np.ones(n - 1), np.inf]),
+                options={"time_limit": time_limit_s, "mip_rel_gap": MIP_GAP})
 
 
 def _table(table: TableInfo, counts: np.ndarray, kept: int, device: int) -> TablePlacement:

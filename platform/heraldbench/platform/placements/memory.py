@@ -7,15 +7,24 @@ owner's host, not a device.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 
 from heraldbench.platform.exceptions import CapacityError
-from heraldbench.platform.placements._base import registered
-from heraldbench.platform.placements.types import Placement, Scope, Topology
+from heraldbench.platform.placements._base import PlacementAlgorithm, registered
+from heraldbench.platform.placements.types import (
+    AccessStats,
+    Placement,
+    Scope,
+    TableInfo,
+    Topology,
+)
 
-__all__ = ["MemoryUse", "check_fits", "least_device_bytes", "memory_use"]
+__all__ = ["MemoryUse", "check_fits", "least_device_bytes", "memory_use", "place_fitting"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -71,3 +80,25 @@ def check_fits(placement: Placement) -> MemoryUse:
             f"placement {placement.name!r} puts {int(use.host[worst]):,} bytes in host "
             f"{worst}'s memory; host_memory_bytes is {topo.host_memory_bytes:,}")
     return use
+
+
+def place_fitting(algorithm: PlacementAlgorithm, tables: tuple[TableInfo, ...],
+                  topology: Topology, stats: AccessStats) -> tuple[Placement, MemoryUse]:
+    """The plan from the trace's statistics, where it fits. A placement that can do without
+    statistics reads them only to balance lookups; where that balance misses memory, its plan
+    of the tables alone is taken instead, the one a submission was checked by, so a run never
+    fails on memory where its submission passed (``check_fits_any_trace``)."""
+    try:
+        placement = algorithm.place(tables, topology, stats)
+        return placement, check_fits(placement)
+    except CapacityError as balanced:
+        if algorithm.needs_stats:
+            raise
+        try:
+            placement = algorithm.place(tables, topology)
+            use = check_fits(placement)
+        except CapacityError:
+            raise balanced from None
+        log.warning("%s: the plan balanced by the trace's lookups does not fit (%s); placed "
+                    "by the tables alone", algorithm.kind, balanced)
+        return placement, use

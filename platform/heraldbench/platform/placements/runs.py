@@ -13,7 +13,7 @@ from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.placements._base import create
 from heraldbench.platform.placements.accounting import Traffic, account
 from heraldbench.platform.placements.jagged import JaggedIds
-from heraldbench.platform.placements.memory import MemoryUse, check_fits
+from heraldbench.platform.placements.memory import MemoryUse, place_fitting
 from heraldbench.platform.placements.stats import jagged_batches, stats_of_batches
 from heraldbench.platform.placements.timing import TierLinks, comm_seconds_per_iteration
 from heraldbench.platform.placements.types import AccessStats, Placement, TableInfo, Topology
@@ -86,8 +86,7 @@ def iteration_batches(source: TraceSource, iteration_samples: int, iterations: i
 def place_checked(kind: str, knobs: dict[str, Any], tables: tuple[TableInfo, ...],
                   topology: Topology, stats: AccessStats) -> tuple[Placement, MemoryUse]:
     """``kind``'s placement of ``tables``, refused (CapacityError) where it does not fit."""
-    placement = create(kind, **knobs).place(tables, topology, stats)
-    return placement, check_fits(placement)
+    return place_fitting(create(kind, **knobs), tables, topology, stats)
 
 
 def run_placements(source: TraceSource, tables: tuple[TableInfo, ...], topology: Topology,
