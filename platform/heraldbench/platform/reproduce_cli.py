@@ -40,8 +40,9 @@ def reproduce(
         ),
     ] = DEFAULT_SAMPLES,
 ) -> None:
-    """Re-derive every seed paper's headline claim (Herald, HET, FAE, BagPipe) here: published
-    value, setting, measured value under the normative and released variants, and a verdict."""
+    """Re-derive every seed paper's headline claim (Herald, HET, FAE, BagPipe, FlexShard,
+    RecShard) here: published value, setting, measured value under the normative and released
+    variants, and a verdict."""
     with _user_errors():
         if samples < MIN_SAMPLES:
             raise SpecError(

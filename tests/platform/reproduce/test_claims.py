@@ -7,7 +7,8 @@ import pytest
 from heraldbench.platform.reproduce import CLAIMS, Claim, Target
 
 #: The papers whose headline claims the command must cover.
-PAPERS = ("Herald, APNet'22", "Herald, NSDI'24", "HET,", "FAE,", "BagPipe,")
+PAPERS = ("Herald, APNet'22", "Herald, NSDI'24", "HET,", "FAE,", "BagPipe,", "FlexShard,",
+          "RecShard,")
 
 
 def test_every_claim_has_a_source_a_published_value_and_a_tolerance() -> None:
@@ -31,7 +32,10 @@ def test_the_registry_covers_each_seed_paper_and_the_named_figures() -> None:
                    ("herald-nsdi-speedup-rdma-100g", 1.61, 1.61),
                    ("het-communication", 0.88, 0.88), ("het-speedup", 20.68, 20.68),
                    ("fae-hybrid-speedup", 1.52, 1.52), ("bagpipe-time-share", 0.75, 0.75),
-                   ("bagpipe-skew", 0.92, 0.92), ("bagpipe-speedup", 5.6, 5.6)]:  # fmt: skip
+                   ("bagpipe-skew", 0.92, 0.92), ("bagpipe-speedup", 5.6, 5.6),
+                   ("flexshard-traffic", 0.85, 0.85), ("flexshard-latency", 6.0, 6.0),
+                   ("recshard-throughput", 6.0, 6.0), ("recshard-balance", 12.0, 12.0),
+                   ("recshard-slow-memory", 87.0, 87.0)]:  # fmt: skip
         assert figure in published, figure
 
 

@@ -38,6 +38,8 @@ def test_every_claim_has_a_row_with_a_verdict(run) -> None:
     measured = {r["key"]: r["normative"]["value"] for r in rows}
     assert 0 < measured["herald-table1-overall"] < 1  # Herald saves traffic on this trace
     assert 0.5 < measured["bagpipe-skew"] <= 1
+    assert 0 < measured["flexshard-traffic"] < 1  # flexshard sends less across hosts
+    assert measured["flexshard-latency"] > 1 and measured["recshard-throughput"] > 1
 
 
 def test_out_writes_the_table_as_json_and_markdown(run) -> None:

@@ -5,7 +5,9 @@ Two simulations of the built-in ``criteo-kaggle`` profile (the setting of
 128): the ``normative`` one (every scheduler's default variant, ``consistency: strict``) and the
 ``released`` one (``variant: released``, under Herald's released co-writer rule, ``consistency:
 optimistic``). Traffic comes from the simulator's counts, times from the time model's estimate on
-a named hardware profile, and the skew from the trace's access counts.
+a named hardware profile, and the skew from the trace's access counts. The sharding papers'
+claims are measured by placing (:mod:`.sharding`): FlexShard's on a sequence workload of as many
+samples, RecShard's on the normative trace.
 """
 
 from __future__ import annotations
@@ -117,4 +119,11 @@ def measure(
         spec = parse_spec(setting_spec(samples, variant))
         measured[variant] = variant_metrics(simulate_experiment(spec).to_json())
     measured["normative"]["trace.top1pct"] = skew_metric(spec)
+    if progress is not None:
+        progress("placing the sharding papers' workloads (FlexShard's sequence trace, RecShard's "
+                 "capacity-constrained devices)")
+    from heraldbench.platform.reproduce.sharding import flexshard_metrics, recshard_metrics
+
+    measured["normative"].update(flexshard_metrics(samples))
+    measured["normative"].update(recshard_metrics(spec.dataset))
     return measured
