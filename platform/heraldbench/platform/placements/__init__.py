@@ -12,13 +12,14 @@ from heraldbench.platform.placements._base import (
     create,
     register,
     registered,
+    uniform_shard,
 )
 from heraldbench.platform.placements._column_wise import ColumnWise
 from heraldbench.platform.placements._data_parallel import DataParallel
 from heraldbench.platform.placements._flexshard import FlexShard
 from heraldbench.platform.placements._recshard import RecShard
-from heraldbench.platform.placements._row_wise import RowWise, TableRowWise
-from heraldbench.platform.placements._table_wise import TableWise
+from heraldbench.platform.placements._row_wise import RowWise, TableRowWise, row_wise_peak
+from heraldbench.platform.placements._table_wise import TableWise, lookup_costs
 from heraldbench.platform.placements.accounting import Traffic, account, serving_devices
 from heraldbench.platform.placements.jagged import JaggedIds
 from heraldbench.platform.placements.memory import MemoryUse, check_fits, memory_use
@@ -57,9 +58,12 @@ __all__ = [
     "account",
     "check_fits",
     "create",
+    "lookup_costs",
     "memory_use",
     "register",
     "registered",
+    "row_wise_peak",
     "serving_devices",
     "tables_of",
+    "uniform_shard",
 ]

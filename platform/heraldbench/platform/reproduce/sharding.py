@@ -21,11 +21,17 @@ from typing import Any
 
 import numpy as np
 
-from heraldbench.platform.placements import Placement, TablePlacement, Topology, account
-from heraldbench.platform.placements._base import uniform_shard
-from heraldbench.platform.placements._recshard import RecShard
-from heraldbench.platform.placements._row_wise import row_wise_peak
-from heraldbench.platform.placements._table_wise import lookup_costs
+from heraldbench.platform.placements import (
+    Placement,
+    RecShard,
+    Scope,
+    TablePlacement,
+    Topology,
+    account,
+    lookup_costs,
+    row_wise_peak,
+    uniform_shard,
+)
 from heraldbench.platform.placements.runs import (
     iteration_batches,
     place_checked,
@@ -34,7 +40,6 @@ from heraldbench.platform.placements.runs import (
 )
 from heraldbench.platform.placements.stats import stats_of_batches
 from heraldbench.platform.placements.timing import TierLinks
-from heraldbench.platform.placements.types import Scope
 
 __all__ = ["flexshard_metrics", "recshard_metrics", "sequence_dataset", "spilling_table_wise"]
 
