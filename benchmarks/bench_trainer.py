@@ -17,7 +17,10 @@ so drifting load on a shared machine hits all of them alike. The overhead of the
 ``plain samples/s ÷ scheduler samples/s − 1`` (target ≤ 25%), taken for each back-to-back pair
 and then the median over rounds. The executor's wall time is split into schedule (waiting for the
 decision stream), input (batch to device), movement (pulls, pushes, evictions) and compute
-(forward, backward, updates); evaluation is excluded from every figure.
+(forward, backward, updates), each the host's time; on a GPU, ``drain`` is the wait for the
+kernels the host queued ahead, and ``--sync-phases`` waits at the end of every phase instead
+(each phase then pays for its own kernels, and host and GPU no longer overlap); evaluation is
+excluded from every figure.
 """
 
 from __future__ import annotations
@@ -67,7 +70,8 @@ def _plain(train, held_out, settings, args) -> dict:
     from heraldbench.platform.train import train_plain
 
     outcome = train_plain(train, held_out, global_batch=args.workers * args.batch_size,
-                          embedding_dim=args.dim, settings=settings)  # fmt: skip
+                          embedding_dim=args.dim, settings=settings,
+                          sync_phases=args.sync_phases)  # fmt: skip
     return {"samples_per_second": outcome.samples_per_second, "timing": outcome.timing,
             "auc": outcome.final.auc}  # fmt: skip
 
@@ -81,7 +85,7 @@ def _scheduled(kind, train, held_out, settings, args) -> dict:
     cache_rows = max(1, int(args.cache_ratio * train.layout.total_rows))
     outcome = train_scheduler(train, held_out, scheduler, cache_rows=cache_rows,
                               embedding_dim=args.dim, settings=settings,
-                              prefetch=args.prefetch)  # fmt: skip
+                              prefetch=args.prefetch, sync_phases=args.sync_phases)  # fmt: skip
     return {"samples_per_second": outcome.samples_per_second, "timing": outcome.timing,
             "auc": outcome.final.auc, "pull": outcome.counts.pull, "push": outcome.counts.push}
 
@@ -104,7 +108,7 @@ def _summarise(rounds: list[dict[str, dict]]) -> dict[str, dict]:
         sps = statistics.median(r[name]["samples_per_second"] for r in rounds)
         phases = {
             phase: statistics.median(r[name]["timing"].get(phase, 0.0) for r in rounds)
-            for phase in ("schedule", "input", "movement", "compute", "train")
+            for phase in ("schedule", "input", "movement", "compute", "drain", "train")
         }
         train = phases["train"]
         # Paired per round: a burst of load on a shared machine hits neighbouring runs alike.
@@ -147,6 +151,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--prefetch", type=int, default=2, help="decisions computed ahead; 0: none")
     parser.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS))
+    parser.add_argument("--sync-phases", action="store_true",
+                        help="on a GPU, wait for each phase's kernels (a profile; no overlap)")
     parser.add_argument("--train-samples", type=int, default=None,
                         help="train on at most this many samples (the same held-out samples)")
     parser.add_argument("--one", metavar="KIND", help=argparse.SUPPRESS)

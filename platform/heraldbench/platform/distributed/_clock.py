@@ -25,10 +25,11 @@ PHASES = ("schedule", "pull", "push", "compute", "allreduce", "wait")
 
 class RankClock(Stopwatch):
     """Seconds per phase for each iteration (a :class:`Stopwatch` that keeps one row per
-    iteration); synchronises CUDA so each phase pays its kernels."""
+    iteration); synchronises CUDA so each phase pays its kernels: the waiting is read off the
+    phases' times."""
 
     def __init__(self, device: torch.device) -> None:
-        super().__init__(device)
+        super().__init__(device, sync_phases=True)
         self.rows: list[np.ndarray] = []
         self.current = np.zeros(len(PHASES))
 

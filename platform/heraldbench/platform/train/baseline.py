@@ -26,7 +26,7 @@ from heraldbench.platform.train.model import (
     init_embedding_table,
     trace_model_config,
 )
-from heraldbench.platform.train.runtime import Stopwatch, resolve_device
+from heraldbench.platform.train.runtime import Stopwatch, resolve_device, to_device
 
 __all__ = ["PlainOutcome", "train_plain"]
 
@@ -53,9 +53,11 @@ def train_plain(
     embedding_dim: int,
     settings: TrainSpec,
     dtype: torch.dtype = torch.float32,
+    sync_phases: bool = False,
 ) -> PlainOutcome:
     """Train on ``trace`` in global batches of ``global_batch`` (a trailing partial batch is
-    dropped, as the executor drops it) and score on ``held_out``."""
+    dropped, as the executor drops it) and score on ``held_out``. ``sync_phases`` as for
+    :func:`~heraldbench.platform.train.loop.train_scheduler`."""
     device = resolve_device(settings.device)
     config = trace_model_config(settings.model, embedding_dim=embedding_dim, trace=trace)
     model = DLRM(config, seed=settings.torch_seed).to(device, dtype)
@@ -63,15 +65,15 @@ def train_plain(
     embedding = nn.Embedding.from_pretrained(table, freeze=False, sparse=True).to(device)
     dense_opt = torch.optim.SGD(model.parameters(), lr=settings.lr_dense)
     sparse_opt = torch.optim.SGD(embedding.parameters(), lr=settings.lr_embedding)
-    watch, losses, samples = Stopwatch(device), [], 0
+    watch, losses, samples = Stopwatch(device, sync_phases), [], 0
     start = time.perf_counter()
     for batch in trace.chunks(global_batch):
         if len(batch) < global_batch:
             break
         with watch("input"):
-            ids = torch.from_numpy(batch.ids.astype(np.int64)).to(device)
-            dense = torch.from_numpy(batch.dense).to(device, dtype)
-            labels = torch.from_numpy(batch.labels).to(device, dtype)
+            ids = to_device(batch.ids.astype(np.int64), device)
+            dense = to_device(batch.dense, device, dtype)
+            labels = to_device(batch.labels, device, dtype)
         with watch("compute"):
             logits = model(dense, embedding(ids), batch_lengths(batch.lengths, device))
             loss = F.binary_cross_entropy_with_logits(logits, labels)
@@ -82,6 +84,7 @@ def train_plain(
             sparse_opt.step()
         losses.append(loss.detach())
         samples += len(batch)
+    watch.drain()
     wall = time.perf_counter() - start
     weights = embedding.weight.detach().to("cpu")
     final = evaluate(model, weights, held_out, len(losses), device)

@@ -39,7 +39,7 @@ from heraldbench.platform.train.model import (
     init_embedding_table,
     trace_model_config,
 )
-from heraldbench.platform.train.runtime import Stopwatch, resolve_device
+from heraldbench.platform.train.runtime import Stopwatch, resolve_device, to_device
 
 __all__ = ["TrainOutcome", "evaluate", "outcome_counts", "train_scheduler"]
 
@@ -116,6 +116,7 @@ def train_scheduler(
     dtype: torch.dtype = torch.float32,
     prefetch: int = 2,
     on_evaluation: EvaluationCallback | None = None,
+    sync_phases: bool = False,
 ) -> TrainOutcome:
     """Train a DLRM on ``trace`` under ``scheduler``'s decisions and score it on ``held_out``.
 
@@ -123,12 +124,16 @@ def train_scheduler(
     schedulers' summation orders, to show that they are only rounding. ``prefetch`` decisions
     are computed ahead by a background thread (0: in line, one at a time). ``on_evaluation``
     sees each interval evaluation as it is made (a tuner prunes the run by raising from it).
+    ``sync_phases``: on a GPU, wait for each phase's kernels before timing the next
+    (:class:`~heraldbench.platform.train.runtime.Stopwatch`), for a profile of where the time
+    goes; it stops the host running ahead of the GPU.
     """
     plan = scheduler.plan_run(trace)
     run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings,
                plan.consistency_or(consistency), dtype,
                replicated_cache=plan.oracle is not None)  # fmt: skip
     run.on_evaluation = on_evaluation
+    run.watch.sync_phases = sync_phases
     stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=policy,
                        consistency=consistency, plan=plan)  # fmt: skip
     if not prefetch:
@@ -196,8 +201,8 @@ class _Run:
 
     def _step(self, dec: IterationDecisions) -> None:
         with self.watch("input"):
-            dense = torch.from_numpy(dec.batch.dense).to(self.device, self.dtype)
-            labels = torch.from_numpy(dec.batch.labels).to(self.device, self.dtype)
+            dense = to_device(dec.batch.dense, self.device, self.dtype)
+            labels = to_device(dec.batch.labels, self.device, self.dtype)
         with self.watch("movement"):
             rows, inverse = self.cluster.prepare(dec)
         with self.watch("compute"):
@@ -214,6 +219,7 @@ class _Run:
         self.tallies.append(self.cluster.tally.copy())
 
     def _evaluate(self, table: torch.Tensor) -> None:
+        self.watch.drain()  # the training's queued kernels are training time
         with self.watch("evaluation"):
             self.evaluations.append(
                 evaluate(self.model, table, self.held_out, len(self.tallies), self.device)

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.train.runtime import to_device
 
 __all__ = [
     "DLRM",
@@ -282,7 +283,7 @@ def batch_lengths(lengths: np.ndarray | None, device: torch.device | str) -> tor
     them; None for any other batch."""
     if lengths is None:
         return None
-    return torch.from_numpy(np.asarray(lengths, np.int64)).to(device)
+    return to_device(np.asarray(lengths, np.int64), torch.device(device))
 
 
 def init_embedding_table(sizes: tuple[int, ...], dim: int, seed: int = 0) -> torch.Tensor:

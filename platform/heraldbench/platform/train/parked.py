@@ -18,6 +18,7 @@ import torch
 from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.contract import IterationDecisions, record_keys
 from heraldbench.platform.exceptions import InvariantViolation
+from heraldbench.platform.train.rows import index_tensor
 
 __all__ = ["ParkedCopies", "apply_handed", "handed_keys"]
 
@@ -38,13 +39,10 @@ def apply_handed(values: torch.Tensor, delta: torch.Tensor, slots: np.ndarray, c
         carry: (n,) the hand-overs whose delta the reader takes over; handed_values: (n, D)
             the parked values; carried_deltas: the parked deltas of the carried ones.
     """
-    index = _on(slots, values.device)
+    index = index_tensor(slots, values.device)
     values.index_copy_(0, index, handed_values + delta.index_select(0, index))
-    delta.index_add_(0, _on(np.asarray(slots)[carry], delta.device), carried_deltas)
+    delta.index_add_(0, index_tensor(np.asarray(slots)[carry], delta.device), carried_deltas)
 
-
-def _on(array: np.ndarray, device: torch.device) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(array, dtype=np.int64)).to(device)
 
 
 class ParkedCopies:
@@ -81,7 +79,7 @@ class ParkedCopies:
             order = np.argsort(merged, kind="stable")
             self.keys = merged[order]
             self.key_slots = np.concatenate([self.key_slots, slots[fresh]])[order]
-        index = _on(slots, self.values.device)
+        index = index_tensor(slots, self.values.device)
         self.values.index_copy_(0, index, values)
         self.delta.index_add_(0, index, deltas)
         if version is not None and updates is not None:
@@ -102,7 +100,7 @@ class ParkedCopies:
     def read(self, slots: np.ndarray, what: str) -> torch.Tensor:
         """``values`` or ``delta`` of ``slots``."""
         tensor = self.values if what == "values" else self.delta
-        return tensor.index_select(0, _on(slots, tensor.device))
+        return tensor.index_select(0, index_tensor(slots, tensor.device))
 
     def release(self, keys: np.ndarray) -> None:
         """Forget parked ``keys`` (handed over); their slots are reused."""
@@ -111,7 +109,7 @@ class ParkedCopies:
             return
         gone = at[known]
         slots = self.key_slots[gone]
-        self.delta.index_fill_(0, _on(slots, self.delta.device), 0.0)
+        self.delta.index_fill_(0, index_tensor(slots, self.delta.device), 0.0)
         self.updates[slots] = 0
         self._free = np.concatenate([self._free, slots])
         keep = np.ones(self.keys.size, bool)

@@ -20,13 +20,14 @@ import numpy as np
 import torch
 
 from heraldbench.platform.train._kernels import load_rows, scatter_add_rows, sgd_rows, write_back
+from heraldbench.platform.train.runtime import to_device
 
 __all__ = ["RowStore", "index_tensor"]
 
 
 def index_tensor(values: np.ndarray, device: torch.device) -> torch.Tensor:
-    """int64 index tensor on ``device``."""
-    return torch.from_numpy(np.ascontiguousarray(values, dtype=np.int64)).to(device)
+    """int64 index tensor on ``device`` (copied to a GPU without waiting: :func:`to_device`)."""
+    return to_device(np.asarray(values, dtype=np.int64), device)
 
 
 class RowStore:
