@@ -31,6 +31,10 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _records import write_record
 
 SCHEDULERS = {
     "naive": {},
@@ -155,6 +159,8 @@ def main() -> None:
                         help="on a GPU, wait for each phase's kernels (a profile; no overlap)")
     parser.add_argument("--train-samples", type=int, default=None,
                         help="train on at most this many samples (the same held-out samples)")
+    parser.add_argument("--record", metavar="NAME",
+                        help="also write benchmarks/results/NAME.json")
     parser.add_argument("--one", metavar="KIND", help=argparse.SUPPRESS)
     args = parser.parse_args()
     train, held_out, settings, facts = _setup(args)
@@ -171,9 +177,14 @@ def main() -> None:
         print(f"round {index + 1}: " + ", ".join(
             f"{k} {v['samples_per_second']:,.0f}" for k, v in rounds[-1].items()), flush=True)
     summary = _summarise(rounds)
+    iterations = facts["samples_trained"] // (args.workers * args.batch_size)
     for name, row in summary.items():
+        row["ms_per_iteration"] = {k: round(v / iterations * 1e3, 2)
+                                   for k, v in row["split_seconds"].items()}  # fmt: skip
         print(_line(name, row))
     print(json.dumps({"setup": facts, "results": summary}, indent=1))
+    if args.record:
+        print(write_record(args.record, {"setup": facts, "results": summary}))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.data import SampleChunk, TraceSource
 from heraldbench.platform.exceptions import SpecError
 from heraldbench.platform.metrics import ring_allreduce
@@ -352,8 +353,11 @@ class IterationDecisions:
         over."""
         pulled = (self.touched_kind == Read.MISS) | (self.touched_kind == Read.UPDATE)
         if self.handed_ids.size:
-            served = record_keys(self.handed_ids, self.handed_to)
-            pulled &= ~np.isin(record_keys(self.touched_ids, self.touched_w), served)
+            served = np.sort(record_keys(self.handed_ids, self.handed_to))
+            pulls = np.flatnonzero(pulled)  # most reads are hits: look up only the pulls
+            _, handed = find_sorted(served, record_keys(self.touched_ids[pulls],
+                                                        self.touched_w[pulls]))
+            pulled[pulls[handed]] = False
         return pulled
 
     def allreduce(self, workers: int) -> float:

@@ -229,8 +229,8 @@ class EmulatedCluster:
         self.pending[slots] = 0
 
     def _take_handed(self, dec: IterationDecisions) -> None:
-        carry = dec.handed_carry
-        parked = self.parked.slots(handed_keys(dec))
+        carry, keys = dec.handed_carry, handed_keys(dec)
+        parked = self.parked.slots(keys)
         slots = self.slot_of[dec.handed_to, dec.handed_ids].astype(np.int64)
         if (slots < 0).any():
             i = int(np.flatnonzero(slots < 0)[0])
@@ -241,7 +241,7 @@ class EmulatedCluster:
                      self.parked.read(parked[carry], "delta"))  # fmt: skip
         self.copy_version[slots] = self.parked.version[parked] + self.pending[slots]
         add_at(self.pending, slots[carry], self.parked.updates[parked[carry]])
-        self.parked.release(handed_keys(dec))
+        self.parked.release(keys)
 
     def _allocate(self, ids: np.ndarray, workers: np.ndarray) -> None:
         for w, group in _by_worker(workers, self.workers):

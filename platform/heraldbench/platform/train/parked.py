@@ -75,10 +75,10 @@ class ParkedCopies:
         fresh = np.flatnonzero(~known)
         if fresh.size:
             slots[fresh] = self._take_free(fresh.size)
-            merged = np.concatenate([self.keys, keys[fresh]])
-            order = np.argsort(merged, kind="stable")
-            self.keys = merged[order]
-            self.key_slots = np.concatenate([self.key_slots, slots[fresh]])[order]
+            order = fresh[np.argsort(keys[fresh], kind="stable")]  # new keys, ascending
+            at = np.searchsorted(self.keys, keys[order])  # into the sorted keys, in one pass
+            self.keys = np.insert(self.keys, at, keys[order])
+            self.key_slots = np.insert(self.key_slots, at, slots[order])
         index = index_tensor(slots, self.values.device)
         self.values.index_copy_(0, index, values)
         self.delta.index_add_(0, index, deltas)
