@@ -230,12 +230,33 @@ def benchmarks_doc(all_records: dict[str, dict[str, Any]]) -> str:
     return "\n\n".join(sections).rstrip() + "\n"
 
 
+def trainer_cpu(all_records: dict[str, dict[str, Any]]) -> str:
+    """The emulated trainer against plain PyTorch on the CPU, at each batch size measured: the
+    host's bookkeeping per iteration is what a GPU run's overlap has to hide."""
+    rows, runs = [], []
+    for name in ("trainer_cpu", "trainer_cpu_4096"):
+        record = all_records.get(name)
+        if record is None:
+            continue
+        setup = record["figures"]["setup"]
+        for run, row in record["figures"]["results"].items():
+            per = row["ms_per_iteration"]
+            rows.append({"samples per worker": setup["batch_size"], "run": run,
+                         "samples/s": row["samples_per_second"],
+                         "overhead vs plain": f"{row['overhead_vs_plain']:+.1%}",
+                         "movement ms / iteration": per["movement"],
+                         "compute ms / iteration": per["compute"]})  # fmt: skip
+        runs.append(f"{setup['workers']} workers × {setup['batch_size']}: {provenance(record)}")
+    return table(rows) + "\n\nMeasured by " + "; ".join(runs) + "."
+
+
 RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
     "comparison-table": comparison_table,
     "comparison-full": comparison_full,
     "claims-table": claims_table,
     "sequence-claims": sequence_claims,
     "instructions-verdict": instructions_verdict,
+    "trainer-cpu": trainer_cpu,
 }
 
 
