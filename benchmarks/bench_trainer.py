@@ -138,7 +138,8 @@ def _line(name: str, row: dict) -> str:
     return (f"{name:12s} {row['samples_per_second']:>9,} samples/s  overhead "
             f"{row['overhead_vs_plain']:+7.1%}  schedule {share['schedule']:5.1%}  "
             f"movement {share['movement']:5.1%}  compute {share['compute']:5.1%}  "
-            f"input {share['input']:5.1%}  AUC {row['auc']:.4f}")  # fmt: skip
+            f"input {share['input']:5.1%}  drain {share['drain']:5.1%}  "
+            f"AUC {row['auc']:.4f}")  # fmt: skip
 
 
 def main() -> None:
@@ -177,7 +178,7 @@ def main() -> None:
         print(f"round {index + 1}: " + ", ".join(
             f"{k} {v['samples_per_second']:,.0f}" for k, v in rounds[-1].items()), flush=True)
     summary = _summarise(rounds)
-    iterations = facts["samples_trained"] // (args.workers * args.batch_size)
+    iterations = max(1, facts["samples_trained"] // (args.workers * args.batch_size))
     for name, row in summary.items():
         row["ms_per_iteration"] = {k: round(v / iterations * 1e3, 2)
                                    for k, v in row["split_seconds"].items()}  # fmt: skip

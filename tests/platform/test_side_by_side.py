@@ -123,6 +123,21 @@ def test_a_recshard_no_layout_of_which_fits_exits_2_before_the_trace(tmp_path: P
     assert "cluster.host_memory = 1,024 bytes" in done.stderr
 
 
+def test_a_plan_that_fits_float32_rows_but_not_float64_is_refused_for_a_float64_training(
+        tmp_path: Path) -> None:
+    """A float64 training places rows of twice the bytes: row-wise's plan fits float32 rows
+    exactly, so the spec simulates, and a float64 training of it is refused before any work."""
+    even = 1_166_710  # row-wise's least bytes a device for SPEC's float32 rows
+    base = {**SPEC, "placements": [{"kind": "row-wise"}], "baseline": "naive",
+            "cluster": {**SPEC["cluster"], "device_memory": 1_167_084}}  # row-wise's plan, exactly
+    assert _cli(tmp_path, base, "simulate", "--json").returncode == 0
+    trained = {**base, "train": {"dtype": "float64", "max_iterations": 2}}
+    done = _cli(tmp_path, trained, "simulate", "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"placements.0: row-wise needs at least {2 * even:,} bytes" in done.stderr
+    assert "cluster.device_memory = 1,167,084 bytes" in done.stderr
+
+
 def test_place_reads_the_cluster_from_the_spec(tmp_path: Path) -> None:
     spec = {**SPEC, "cluster": {"workers": 4, "batch_size": 64, "hosts": 4}}
     done = _cli(tmp_path, spec, "place", "--json")

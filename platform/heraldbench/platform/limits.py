@@ -235,7 +235,8 @@ def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | Non
     from heraldbench.platform.placing import topology_of
 
     topology = topology_of(spec.cluster)
-    tables = TableInfo("all", facts.total_rows, spec.embedding_dim)
+    tables = TableInfo("all", facts.total_rows, spec.embedding_dim,
+                       bytes_per_value=_placed_value_bytes(spec))
     table_bytes = facts.total_rows * tables.row_bytes(spec.embedding_dim)
     for index, entry in enumerate(placements):
         least = least_device_bytes(entry.kind, table_bytes, topology)
@@ -250,6 +251,13 @@ def _check_placements_fit(spec: Any, facts: TraceFacts, entries: list[str] | Non
             _check_some_plan_fits(spec, entry, facts.table_rows, topology, where)
 
 
+def _placed_value_bytes(spec: Any) -> int:
+    """Bytes of a row's value as its largest placement holds it: float32 as counted, float64
+    where the spec trains in float64 (its training places rows of twice the bytes)."""
+    settings = getattr(spec, "train", None)
+    return 8 if settings is not None and settings.dtype == "float64" else 4
+
+
 def _check_some_plan_fits(spec: Any, entry: Any, rows: tuple[int, ...], topology: Any,
                       where: str) -> None:  # fmt: skip
     """Some plan of the placement, on any trace, must fit the tables' rows."""
@@ -262,7 +270,8 @@ def _check_some_plan_fits(spec: Any, entry: Any, rows: tuple[int, ...], topology
     named = table_names(spec.dataset)
     names = (named + attribute_names(spec.dataset) if named is not None
              else [f"table {i}" for i in range(len(rows))])
-    tables = tuple(TableInfo(name, n, spec.embedding_dim) for name, n in zip(names, rows, strict=True))
+    tables = tuple(TableInfo(name, n, spec.embedding_dim, bytes_per_value=_placed_value_bytes(spec))
+                   for name, n in zip(names, rows, strict=True))
     try:
         algorithm.check_fits_any_trace(tables, topology)
     except CapacityError as exc:

@@ -110,3 +110,18 @@ def test_a_greedy_plan_that_misses_memory_falls_back_to_the_tables_alone() -> No
     plan, use = place_checked("table-wise", {}, tables, topology, stats)  # and so does the run
     assert plan.tables[0].shards[0].owner[0] != plan.tables[1].shards[0].owner[0]
     assert use.device.max() <= topology.device_memory_bytes
+
+
+def test_recshard_out_of_time_before_any_plan_places_by_the_check_s_program() -> None:
+    """A solve stopped before it found any plan falls back to the program without an
+    objective, so a spec the submission's check passed is placed, not failed."""
+    sizes = tuple(range(100, 2100, 100))
+    tables = tables_of(sizes)
+    total = sum(t.rows * t.row_bytes(t.dim) for t in tables)
+    topology = Topology(2, 4, device_memory_bytes=int(total / 8 * 0.6))
+    stats = stats_of_batches(made_batches(sizes, 200, 1), sizes)
+    hurried = create("recshard", time_limit_s=1e-6)  # HiGHS stops before its first plan
+    hurried.check_fits_any_trace(tables, topology)
+    _, use = place_checked("recshard", {"time_limit_s": 1e-6}, tables, topology, stats)
+    assert use.device.max() <= topology.device_memory_bytes
+    assert use.host.sum() > 0  # capacity-constrained: part of the tables is in host memory

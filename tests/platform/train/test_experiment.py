@@ -140,7 +140,7 @@ def test_cuda_training_matches_cpu_training() -> None:
     split = tiny_split()
     cuda = SETTINGS.model_copy(update={"device": "cuda"})
     # every executor path: pulls and pushes, direct hand-overs, stale reads, a replicated table,
-    # a replicated cache; the host queues them ahead of the GPU (pinned copies, no waits)
+    # a replicated cache; the host queues them ahead of the GPU (pinned copies)
     for kind in ("naive", "herald", "herald-plus", "het", "fae", "bagpipe"):
         on_gpu, on_cpu = train_tiny(kind, split, settings=cuda), train_tiny(kind, split)
         assert on_gpu.device.startswith("cuda")

@@ -88,7 +88,8 @@ class FlexShard(PlacementAlgorithm):
     def check_fits_any_trace(self, tables: tuple[TableInfo, ...], topology: Topology) -> None:
         """Rows are demoted until the plan fits, at worst to every row cold (one copy, spread
         over the cluster), a plan of the tables alone: where that one fits, every trace's
-        does."""
+        does. Exact where every row has the same bytes (one dim, as a spec has): with rows of
+        several sizes a plan with some rows hot could fit where the all-cold one does not."""
         cold = _assign(tables, topology, [np.zeros(t.rows, np.int8) for t in tables])
         budget, peak = self._budget(tables, topology), self._peak(topology, cold)
         if peak > budget:

@@ -12,6 +12,7 @@ HiGHS through ``scipy.optimize.milp``.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ MIP_GAP = 0.01
 MEAN_WEIGHT = 0.1
 #: Shares of a table's rows kept in device memory, hottest first (our menu).
 BUCKETS = (0.0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0)
+#: The most shares a menu may hold: the program grows with tables × devices × shares (ours).
+MAX_BUCKETS = 32
 #: The most seconds a submission's check that some plan fits may take (ours).
 FIT_CHECK_S = 5.0
 #: ``scipy.optimize.milp``'s status for a program proven infeasible.
@@ -62,8 +65,13 @@ class RecShard(PlacementAlgorithm):
             raise SpecError(f"recshard host_read_cost must be >= 1, got {host_read_cost!r}")
         if not time_limit_s > 0:
             raise SpecError(f"recshard time_limit_s must be > 0, got {time_limit_s!r}")
-        if not buckets or sorted(buckets) != list(buckets) or buckets[-1] != 1.0 or buckets[0] < 0:
-            raise SpecError(f"recshard buckets must ascend within [0, 1] to 1.0, got {buckets!r}")
+        ascending = all(a < b for a, b in itertools.pairwise(buckets))
+        if not buckets or not ascending or buckets[-1] != 1.0 or buckets[0] < 0:
+            raise SpecError(f"recshard buckets must ascend strictly within [0, 1] to 1.0, got "
+                            f"{buckets!r}")
+        if len(buckets) > MAX_BUCKETS:
+            raise SpecError(f"recshard buckets: at most {MAX_BUCKETS} shares, got "
+                            f"{len(buckets)}")
         self.host_read_cost, self.time_limit_s = float(host_read_cost), float(time_limit_s)
         self.buckets = tuple(float(b) for b in buckets)
 
@@ -110,6 +118,11 @@ class RecShard(PlacementAlgorithm):
         # path keep their hot rows in device memory too (the solver's gap ignores a tiny weight)
         objective[:-1] = MEAN_WEIGHT / n_g * np.repeat(cost[:, None, :], n_g, axis=1).ravel()
         result = _milp(objective, matrix, lo, hi, self.time_limit_s)
+        if result.x is None and result.status != INFEASIBLE:
+            # out of time before any plan: the program without an objective (a submission's
+            # check) finds one where one exists, and the run places rather than fails
+            result = _milp(np.zeros(matrix.shape[1]), matrix, lo, hi,
+                           max(self.time_limit_s, FIT_CHECK_S))
         if result.x is None:
             raise CapacityError(self._no_fit(topo, result.message))
         z = np.round(result.x[:-1]).reshape(n_t, n_g, len(self.buckets))
@@ -122,10 +135,12 @@ class RecShard(PlacementAlgorithm):
 
 
 def _constraints(tables: tuple[TableInfo, ...], topo: Topology, kept: list[list[int]],
-                 cost: np.ndarray) -> tuple[np.ndarray, list[float], list[float]]:
+                 cost: np.ndarray) -> tuple[Any, list[float], list[float]]:
     """Rows of the program over z[t, g, k] (table t on device g keeps bucket k) and the
-    makespan C: each table placed once; each device's cost at most C and its kept rows within
-    its memory; each host's other rows within its memory."""
+    makespan C, as a sparse matrix: each table placed once; each device's cost at most C and
+    its kept rows within its memory; each host's other rows within its memory."""
+    from scipy.sparse import coo_array
+
     n_t, n_g, n_k = len(tables), topo.devices, len(kept[0])
     n = n_t * n_g * n_k + 1
     dev_mem, host_mem = np.zeros((n_t, n_k)), np.zeros((n_t, n_k))
@@ -133,25 +148,20 @@ def _constraints(tables: tuple[TableInfo, ...], topo: Topology, kept: list[list[
         rb = table.row_bytes(table.dim)
         dev_mem[t] = np.asarray(kept[t]) * rb
         host_mem[t] = (table.rows - np.asarray(kept[t])) * rb
-    rows_a, lo, hi = [], [], []
-    for t in range(n_t):
-        row = np.zeros(n)
-        row[t * n_g * n_k:(t + 1) * n_g * n_k] = 1
-        rows_a.append(row), lo.append(1), hi.append(1)
-    for g in range(n_g):
-        for weights, cap, extra in ((cost, 0.0, -1.0), (dev_mem, topo.device_memory_bytes, 0)):
-            row = np.zeros(n)
-            for t in range(n_t):
-                row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = weights[t]
-            row[-1] = extra
-            rows_a.append(row), lo.append(-np.inf), hi.append(cap)
-    for h in range(topo.hosts):
-        row = np.zeros(n)
-        for g in range(h * topo.devices_per_host, (h + 1) * topo.devices_per_host):
-            for t in range(n_t):
-                row[(t * n_g + g) * n_k:(t * n_g + g + 1) * n_k] = host_mem[t]
-        rows_a.append(row), lo.append(-np.inf), hi.append(topo.host_memory_bytes)
-    return np.array(rows_a), lo, hi
+    z = np.arange(n - 1).reshape(n_t, n_g, n_k)  # column of each z[t, g, k]
+    t_of, g_of, k_of = np.indices((n_t, n_g, n_k)).reshape(3, -1)
+    placed = (t_of, z.ravel(), np.ones(n - 1))  # row t: table t placed once
+    cost_rows = (n_t + 2 * g_of, z.ravel(), cost[t_of, k_of])  # row n_t + 2g: cost ≤ C
+    makespan = (n_t + 2 * np.arange(n_g), np.full(n_g, n - 1), -np.ones(n_g))
+    memory = (n_t + 2 * g_of + 1, z.ravel(), dev_mem[t_of, k_of])  # device g's memory
+    host = (n_t + 2 * n_g + g_of // topo.devices_per_host, z.ravel(), host_mem[t_of, k_of])
+    rows, cols, values = (np.concatenate(part) for part in
+                          zip(placed, cost_rows, makespan, memory, host, strict=True))
+    matrix = coo_array((values, (rows, cols)), shape=(n_t + 2 * n_g + topo.hosts, n)).tocsr()
+    lo = [1.0] * n_t + [-np.inf] * (2 * n_g + topo.hosts)
+    hi = ([1.0] * n_t + [v for _ in range(n_g) for v in (0.0, topo.device_memory_bytes)]
+          + [topo.host_memory_bytes] * topo.hosts)
+    return matrix, lo, hi
 
 
 def _milp(objective: np.ndarray, matrix: np.ndarray, lo: list[float], hi: list[float],

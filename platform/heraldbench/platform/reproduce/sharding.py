@@ -4,12 +4,15 @@
   communication latency than the prior state of the art, with no more memory. Here: a sequence
   workload (the ``movielens-100k`` profile, each sample its user's last 20 items unpooled), 2
   hosts × 4 devices, 256 samples a device, dim 128; the prior state of the art read as
-  TorchRec's ``table-row-wise``, and flexshard given that plan's fullest device's memory.
+  TorchRec's ``table-row-wise``, and flexshard given that plan's fullest device's memory (or
+  row-wise's, where that is more: flexshard's budget is never below row-wise's; the note
+  gives both plans' fullest devices).
 * RecShard (its abstract): for capacity-constrained models, over 6× the embedding throughput,
   from over 12× better load balance and over 87× fewer reads of the slower memory. Here: the
-  claims' criteo-kaggle trace on 8 devices of one host holding half of the tables between them
-  (the rest must sit in host memory), against TorchRec's table-wise greedy with a table that
-  fits on no device kept whole in host memory (this project's reading of the baselines).
+  claims' criteo-kaggle trace on 8 devices of one host holding a tenth of the tables' bytes
+  between them (the rest must sit in host memory), against TorchRec's table-wise greedy with
+  a table that fits on no device kept whole in host memory (this project's reading of the
+  baselines).
   Embedding time per device is RecShard's own cost model: a device read costs 1, a host read
   ``host_read_cost`` (10); throughput follows the busiest device's cost, balance is the
   busiest device's cost over the mean device's.

@@ -31,6 +31,7 @@ from heraldbench.platform.contract import IterationDecisions, Read, Send
 from heraldbench.platform.counters import TALLY, tally_of
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
 from heraldbench.platform.train.rows import index_tensor, reduce_rows
+from heraldbench.platform.train.runtime import to_device
 
 __all__ = ["ReplicatedCluster"]
 
@@ -141,5 +142,6 @@ class ReplicatedCluster:
         if behind.any():
             k = int(rows[np.flatnonzero(behind)[0]])
             raise InvariantViolation(f"row {k} pulled from a PS missing its latest update")
-        self.replica[index_tensor(rows, self.device)] = self.ps[rows].to(self.device)
+        self.replica[index_tensor(rows, self.device)] = to_device(self.ps[rows].numpy(),
+                                                                  self.device)
         self.copy_version[rows] = self.ps_version[rows]

@@ -63,6 +63,8 @@ class TrainOutcome:
             the part not hidden behind training), ``input`` (batch to
             device), ``movement`` (pulls, pushes, evictions, phase switches), ``compute``
             (forward, backward, updates), ``evaluation``, and ``train`` (all but evaluation).
+            On a GPU each phase is the host's time, and ``drain`` the wait for the kernels it
+            queued ahead (:class:`~heraldbench.platform.train.runtime.Stopwatch`).
         samples_per_second: samples trained / ``timing["train"]``.
         model, table: the trained dense model and the flushed PS table, (R, D) on the CPU.
     """
@@ -187,14 +189,14 @@ class _Run:
             self._step(dec)
             done += len(dec.batch)
             if interval and len(self.tallies) % interval == 0:
-                self._evaluate(self.cluster.current_table())
+                self._evaluate(self.cluster.current_table)
                 if self.on_evaluation is not None:
                     self.on_evaluation(self.evaluations[-1])
             if progress is not None and len(self.tallies) % 16 == 0:
                 progress(done, self.trace.num_samples)
         with self.watch("movement"):
             flushed = self.cluster.flush()
-        self._evaluate(self.cluster.ps)
+        self._evaluate(lambda: self.cluster.ps)
         if progress is not None:
             progress(self.trace.num_samples, self.trace.num_samples)
         return self._outcome(time.perf_counter() - start, flushed, done)
@@ -218,11 +220,13 @@ class _Run:
         self.losses.append(loss.detach())
         self.tallies.append(self.cluster.tally.copy())
 
-    def _evaluate(self, table: torch.Tensor) -> None:
-        self.watch.drain()  # the training's queued kernels are training time
+    def _evaluate(self, table: Callable[[], torch.Tensor]) -> None:
+        """Score the held-out samples with the table ``table()`` makes, once the training's
+        queued kernels are done (training time); making the table is evaluation time."""
+        self.watch.drain()
         with self.watch("evaluation"):
             self.evaluations.append(
-                evaluate(self.model, table, self.held_out, len(self.tallies), self.device)
+                evaluate(self.model, table(), self.held_out, len(self.tallies), self.device)
             )
 
     def _outcome(self, wall: float, flushed: int, samples: int) -> TrainOutcome:
