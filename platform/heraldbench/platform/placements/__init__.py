@@ -19,7 +19,7 @@ from heraldbench.platform.placements._data_parallel import DataParallel
 from heraldbench.platform.placements._flexshard import FlexShard
 from heraldbench.platform.placements._recshard import RecShard
 from heraldbench.platform.placements._row_wise import RowWise, TableRowWise, row_wise_peak
-from heraldbench.platform.placements._table_wise import TableWise, lookup_costs
+from heraldbench.platform.placements._table_wise import TableWise, greedy_spilling, lookup_costs
 from heraldbench.platform.placements.accounting import Traffic, account, serving_devices
 from heraldbench.platform.placements.jagged import JaggedIds
 from heraldbench.platform.placements.memory import MemoryUse, check_fits, memory_use
@@ -58,6 +58,7 @@ __all__ = [
     "account",
     "check_fits",
     "create",
+    "greedy_spilling",
     "lookup_costs",
     "memory_use",
     "register",

@@ -93,8 +93,7 @@ class RecShard(PlacementAlgorithm):
         kept = self._kept(tables)
         matrix, lo, hi = _constraints(tables, topology, kept, np.zeros((len(tables),
                                                                         len(self.buckets))))
-        result = _milp(np.zeros(matrix.shape[1]), matrix, lo, hi,
-                       min(self.time_limit_s, FIT_CHECK_S))
+        result = _any_plan(matrix, lo, hi, min(self.time_limit_s, FIT_CHECK_S))
         if result.status == INFEASIBLE:
             raise CapacityError(self._no_fit(topology, "no choice of device and share fits"))
 
@@ -121,8 +120,7 @@ class RecShard(PlacementAlgorithm):
         if result.x is None and result.status != INFEASIBLE:
             # out of time before any plan: the program without an objective (a submission's
             # check) finds one where one exists, and the run places rather than fails
-            result = _milp(np.zeros(matrix.shape[1]), matrix, lo, hi,
-                           max(self.time_limit_s, FIT_CHECK_S))
+            result = _any_plan(matrix, lo, hi, max(self.time_limit_s, FIT_CHECK_S))
         if result.x is None:
             raise CapacityError(self._no_fit(topo, result.message))
         z = np.round(result.x[:-1]).reshape(n_t, n_g, len(self.buckets))
@@ -162,6 +160,11 @@ def _constraints(tables: tuple[TableInfo, ...], topo: Topology, kept: list[list[
     hi = ([1.0] * n_t + [v for _ in range(n_g) for v in (0.0, topo.device_memory_bytes)]
           + [topo.host_memory_bytes] * topo.hosts)
     return matrix, lo, hi
+
+
+def _any_plan(matrix: Any, lo: list[float], hi: list[float], time_limit_s: float) -> Any:
+    """The program with no objective: whether any choice of device and share fits."""
+    return _milp(np.zeros(matrix.shape[1]), matrix, lo, hi, time_limit_s)
 
 
 def _milp(objective: np.ndarray, matrix: np.ndarray, lo: list[float], hi: list[float],

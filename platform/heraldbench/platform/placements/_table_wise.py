@@ -22,25 +22,39 @@ from heraldbench.platform.placements.types import (
     Topology,
 )
 
-__all__ = ["TableWise", "expected_lookups", "greedy_devices", "lookup_costs"]
+__all__ = ["TableWise", "expected_lookups", "greedy_devices", "greedy_spilling", "lookup_costs"]
 
 
 def greedy_devices(costs: list[float], sizes: list[int], topology: Topology,
                    labels: list[str]) -> list[int]:
     """A device per item: largest cost first, onto the least-loaded device it fits on."""
+    devices, spilled = greedy_spilling(costs, sizes, topology)
+    if spilled:
+        item = spilled[0]
+        raise CapacityError(f"{labels[item]} ({sizes[item]:,} bytes) fits on no device: "
+                            f"device_memory_bytes is {topology.device_memory_bytes:,}")
+    return devices
+
+
+def greedy_spilling(costs: list[float], sizes: list[int], topology: Topology
+                    ) -> tuple[list[int], list[int]]:  # fmt: skip
+    """:func:`greedy_devices`, where an item that fits on no device goes to the least-loaded
+    one without taking its memory (kept in its host's memory); returns the devices and the
+    spilled items, in the order they were placed."""
     load = np.zeros(topology.devices)
     used = np.zeros(topology.devices)
-    chosen = [0] * len(costs)
+    chosen, spilled = [0] * len(costs), []
     for item in sorted(range(len(costs)), key=lambda i: (-costs[i], i)):
         fits = np.flatnonzero(used + sizes[item] <= topology.device_memory_bytes)
-        if fits.size == 0:
-            raise CapacityError(f"{labels[item]} ({sizes[item]:,} bytes) fits on no device: "
-                                f"device_memory_bytes is {topology.device_memory_bytes:,}")
-        device = int(fits[np.argmin(load[fits])])
+        if fits.size:
+            device = int(fits[np.argmin(load[fits])])
+            used[device] += sizes[item]
+        else:
+            device = int(np.argmin(load))
+            spilled.append(item)
         load[device] += costs[item]
-        used[device] += sizes[item]
         chosen[item] = device
-    return chosen
+    return chosen, spilled
 
 
 def expected_lookups(stats: AccessStats | None, table: int) -> float:

@@ -31,6 +31,7 @@ from heraldbench.platform.placements import (
     TablePlacement,
     Topology,
     account,
+    greedy_spilling,
     lookup_costs,
     row_wise_peak,
     uniform_shard,
@@ -96,21 +97,13 @@ def spilling_table_wise(tables, topology: Topology, stats) -> Placement:
     """TorchRec's table-wise greedy (most expected lookups × width first, onto the least
     loaded device with room for the whole table), where a table that fits on no device is
     kept whole in the host memory of the least loaded device."""
-    costs = lookup_costs(tables, stats)
-    load, used = np.zeros(topology.devices), np.zeros(topology.devices)
-    parts: list[TablePlacement | None] = [None] * len(tables)
-    for t in sorted(range(len(tables)), key=lambda i: (-costs[i], i)):
-        table = tables[t]
-        size = table.rows * table.row_bytes(table.dim)
-        room = np.flatnonzero(used + size <= topology.device_memory_bytes)
-        device = int(room[np.argmin(load[room])]) if room.size else int(np.argmin(load))
-        scope = Scope.DEVICE if room.size else Scope.HOST_MEMORY
-        used[device] += size if room.size else 0
-        load[device] += costs[t]
-        parts[t] = TablePlacement(table, (uniform_shard(table.rows, 0, table.dim, scope,
-                                                        device),))
-    return Placement("table-wise, host memory for what fits on no device", topology,
-                     tuple(parts))  # type: ignore[arg-type]
+    sizes = [t.rows * t.row_bytes(t.dim) for t in tables]
+    devices, spilled = greedy_spilling(lookup_costs(tables, stats), sizes, topology)
+    return Placement("table-wise, host memory for what fits on no device", topology, tuple(
+        TablePlacement(table, (uniform_shard(table.rows, 0, table.dim,
+                                             Scope.HOST_MEMORY if t in spilled else Scope.DEVICE,
+                                             devices[t]),))
+        for t, table in enumerate(tables)))
 
 
 def recshard_metrics(dataset: Any) -> dict[str, Any]:

@@ -133,9 +133,8 @@ def train_scheduler(
     plan = scheduler.plan_run(trace)
     run = _Run(trace, held_out, scheduler, cache_rows, embedding_dim, settings,
                plan.consistency_or(consistency), dtype,
-               replicated_cache=plan.oracle is not None)  # fmt: skip
+               replicated_cache=plan.oracle is not None, sync_phases=sync_phases)  # fmt: skip
     run.on_evaluation = on_evaluation
-    run.watch.sync_phases = sync_phases
     stream = decisions(trace, scheduler, cache_rows=cache_rows, policy=policy,
                        consistency=consistency, plan=plan)  # fmt: skip
     if not prefetch:
@@ -151,7 +150,8 @@ class _Run:
     """One run's model, optimiser, emulated cluster and records."""
 
     def __init__(self, trace, held_out, scheduler, cache_rows, embedding_dim, settings,
-                 consistency, dtype=torch.float32, replicated_cache=False):  # fmt: skip
+                 consistency, dtype=torch.float32, replicated_cache=False,
+                 sync_phases=False):  # fmt: skip
         self.trace, self.held_out = trace, held_out
         self.scheduler, self.settings, self.dtype = scheduler, settings, dtype
         self.device = resolve_device(settings.device)
@@ -172,7 +172,7 @@ class _Run:
                 device=self.device, lr=settings.lr_embedding,
                 strict=not het and consistency == "strict",
             )  # fmt: skip
-        self.watch = Stopwatch(self.device)
+        self.watch = Stopwatch(self.device, sync_phases)
         self.tallies: list[np.ndarray] = []
         self.losses: list[torch.Tensor] = []
         self.evaluations: list[Evaluation] = []
