@@ -45,3 +45,16 @@ def test_on_a_gpu_the_queued_kernels_are_drained_into_their_own_phase() -> None:
             big = big @ big / 4096
     watch.drain()
     assert watch.seconds["drain"] > 0
+
+
+def test_under_torchs_profiler_each_phase_is_a_range_holding_its_operators() -> None:
+    """What ``benchmarks/bench_host_time.py`` reads: the phase's range and the operators in it."""
+    from torch.profiler import ProfilerActivity, profile
+
+    watch = Stopwatch(torch.device("cpu"))
+    with profile(activities=[ProfilerActivity.CPU]) as prof, watch("movement"):
+        torch.zeros(8, 4).index_add_(0, torch.tensor([1, 1]), torch.ones(2, 4))
+    events = prof.events()
+    phase = [e for e in events if e.name == "heraldbench/movement"]
+    assert len(phase) == 1
+    assert "aten::index_add_" in {e.name for e in events if e.cpu_parent is phase[0]}

@@ -35,6 +35,7 @@ import torch
 from heraldbench.platform.contract import IterationDecisions, PhaseSwitch, Read, Send, record_keys
 from heraldbench.platform.counters import TALLY, Tally, tally_of
 from heraldbench.platform.exceptions import CapacityError, InvariantViolation
+from heraldbench.platform.train import _slots
 from heraldbench.platform.train._kernels import add_at, gather_inverse
 from heraldbench.platform.train._replicated import ReplicatedTable
 from heraldbench.platform.train.parked import ParkedCopies, apply_handed, handed_keys
@@ -42,7 +43,7 @@ from heraldbench.platform.train.rows import RowStore, index_tensor
 
 __all__ = ["EmulatedCluster"]
 
-_ONE = np.ones(1, np.int64)
+_MISS = int(Read.MISS)
 
 
 class EmulatedCluster:
@@ -81,6 +82,7 @@ class EmulatedCluster:
         self.copy_version = np.zeros(slots, np.int64)  # updates each copy holds
         self.pending = np.zeros(slots, np.int64)  # updates in each copy's delta
         self.pos_of_slot = np.zeros(slots, np.int64)
+        self._taken = np.zeros(workers, np.int64)  # scratch: misses per worker
         self.hot: ReplicatedTable | None = None  # FAE's H while a hot phase runs
         self.parked = ParkedCopies(table.shape[1], table.dtype, device)
         self.tally = np.zeros(len(TALLY))
@@ -126,9 +128,9 @@ class EmulatedCluster:
             self.latest[self._rows_read] += 1  # distinct rows here
             return
         self.rows.sgd(self._slots_read, self._inverse, sample_grad, self.lr)
-        self.copy_version[self._slots_read] += 1
-        self.pending[self._slots_read] += 1
-        add_at(self.latest, self._rows_read, _ONE)  # one update per writer of the row
+        # one update per copy read, so a row read by several workers counts one per writer
+        _slots.count_updates(self._slots_read, self._rows_read, self.copy_version, self.pending,
+                             self.latest)  # fmt: skip
 
     def finish(self, dec: IterationDecisions) -> None:
         """Step (d): the dirty copies that leave their worker after the update."""
@@ -166,53 +168,49 @@ class EmulatedCluster:
 
     # ---- steps ------------------------------------------------------------------------------
 
-    def _send(self, ids: np.ndarray, workers: np.ndarray) -> None:
-        slots = self.slot_of[workers, ids].astype(np.int64)
-        if (slots < 0).any():
-            bad = int(np.flatnonzero(slots < 0)[0])
+    def _slots_of(self, ids: np.ndarray, workers: np.ndarray, what: str) -> np.ndarray:
+        """The slot of each (row, worker) copy; raises naming the first that is not held."""
+        slots = np.empty(ids.size, np.int64)
+        bad = _slots.lookup(ids, workers, self.slot_of, slots)
+        if bad != _slots.OK:
             raise InvariantViolation(
-                f"row {int(ids[bad])} sent from worker {int(workers[bad])}, which holds no copy"
+                f"row {int(ids[bad])} {what} worker {int(workers[bad])}, which holds no copy"
             )
-        self._send_slots(slots, ids.astype(np.int64))
+        return slots
+
+    def _send(self, ids: np.ndarray, workers: np.ndarray) -> None:
+        self._send_slots(self._slots_of(ids, workers, "sent from"), ids.astype(np.int64))
 
     def _send_slots(self, slots: np.ndarray, rows: np.ndarray) -> None:
         """PS[k] += delta; the copies are clean afterwards (their values are unchanged)."""
         if not slots.size:
             return
         self.rows.write_back(slots, rows)  # co-writers' shares add up
-        add_at(self.ps_version, rows, self.pending[slots])
-        self.pending[slots] = 0
+        _slots.settle(slots, rows, self.ps_version, self.pending)
 
     def _evict(self, ids: np.ndarray, workers: np.ndarray) -> None:
-        slots = self.slot_of[workers, ids].astype(np.int64)
-        absent = slots < 0
-        unsent = ~absent & (self.pending[np.maximum(slots, 0)] > 0)
-        if absent.any() or unsent.any():
-            i = int(np.flatnonzero(absent | unsent)[0])
-            why = "which it does not hold" if absent[i] else "whose updates were never written back"
+        fault, i = _slots.release(ids, workers, self.slot_of, self.pending, self.free,
+                                  self.free_top)  # fmt: skip
+        if fault:
+            why = "which it does not hold" if fault == 1 else "whose updates were never written back"
             raise InvariantViolation(
                 f"worker {int(workers[i])} evicted row {int(ids[i])}, {why}"
             )
-        self.slot_of[workers, ids] = -1
-        for w, group in _by_worker(workers, self.workers):
-            top = self.free_top[w]
-            self.free[w, top : top + group.size] = slots[group]
-            self.free_top[w] = top + group.size
 
     def _pull(self, dec: IterationDecisions) -> None:
         """Pulls from the PS, then the hand-overs of parked copies (the other pulls)."""
         ids, workers, kinds = dec.touched_ids, dec.touched_w, dec.touched_kind
-        miss = kinds == Read.MISS
-        self._allocate(ids[miss], workers[miss])
-        pulled = dec.pulled_from_ps()
-        rows, slots = ids[pulled].astype(np.int64), self.slot_of[workers[pulled], ids[pulled]]
-        slots = slots.astype(np.int64)
-        if (slots < 0).any():
-            raise InvariantViolation("an update pull of a row its worker does not hold")
-        if slots.size:
+        self._allocate(ids, workers, kinds)
+        slots, rows = np.empty(ids.size, np.int64), np.empty(ids.size, np.int64)
+        count, keep_delta, bad = _slots.pull_plan(
+            ids, workers, dec.pulled_from_ps(), self.slot_of, self.ps_version, self.pending,
+            self.copy_version, slots, rows)  # fmt: skip
+        if bad != _slots.OK:
+            raise InvariantViolation(f"worker {int(workers[bad])} pulls row {int(ids[bad])}, "
+                                     "for which it holds no slot")  # fmt: skip
+        if count:
             # HET: pending updates survive the refresh; a strict scheduler has none here.
-            self.rows.load(slots, rows, keep_delta=bool(self.pending[slots].any()))
-            self.copy_version[slots] = self.ps_version[rows] + self.pending[slots]
+            self.rows.load(slots[:count], rows[:count], keep_delta=keep_delta)
         if dec.handed_ids.size:
             self._take_handed(dec)
 
@@ -220,7 +218,7 @@ class EmulatedCluster:
         """Direct transfers: each copy's value and delta are parked; the copy stays, clean."""
         if not ids.size:
             return
-        slots = self.slot_of[workers, ids].astype(np.int64)
+        slots = self._slots_of(ids, workers, "parked by")
         index = index_tensor(slots, self.device)
         self.parked.park(record_keys(ids, workers), self.rows.cache.index_select(0, index),
                          self.rows.delta.index_select(0, index), self.copy_version[slots],
@@ -231,11 +229,7 @@ class EmulatedCluster:
     def _take_handed(self, dec: IterationDecisions) -> None:
         carry, keys = dec.handed_carry, handed_keys(dec)
         parked = self.parked.slots(keys)
-        slots = self.slot_of[dec.handed_to, dec.handed_ids].astype(np.int64)
-        if (slots < 0).any():
-            i = int(np.flatnonzero(slots < 0)[0])
-            raise InvariantViolation(f"row {int(dec.handed_ids[i])} handed over to worker "
-                                     f"{int(dec.handed_to[i])}, which holds no slot for it")
+        slots = self._slots_of(dec.handed_ids, dec.handed_to, "handed over to")
         apply_handed(self.rows.cache, self.rows.delta, slots, carry,
                      self.parked.read(parked, "values"),
                      self.parked.read(parked[carry], "delta"))  # fmt: skip
@@ -243,24 +237,27 @@ class EmulatedCluster:
         add_at(self.pending, slots[carry], self.parked.updates[parked[carry]])
         self.parked.release(keys)
 
-    def _allocate(self, ids: np.ndarray, workers: np.ndarray) -> None:
-        for w, group in _by_worker(workers, self.workers):
-            top = self.free_top[w]
-            if group.size > top:
-                raise CapacityError(f"worker {w}'s cache of {self.capacity} rows is full")
-            slots = self.free[w, top - group.size : top]
-            self.free_top[w] = top - group.size
-            self.slot_of[w, ids[group]] = slots
-            self.slot_row[slots] = ids[group]
-            if self.pending[slots].any():
-                raise InvariantViolation(f"worker {w} reused a slot with pending updates")
+    def _allocate(self, ids: np.ndarray, workers: np.ndarray, kinds: np.ndarray) -> None:
+        """A free slot of its worker for each MISS record."""
+        fault, w = _slots.allocate(ids, workers, kinds, _MISS, self.free, self.free_top,
+                                   self.slot_of, self.slot_row, self.pending, self._taken)  # fmt: skip
+        if fault == 1:
+            raise CapacityError(f"worker {w}'s cache of {self.capacity} rows is full")
+        if fault == 2:
+            raise InvariantViolation(f"worker {w} reused a slot with pending updates")
 
     def _gather(self, dec: IterationDecisions) -> tuple[torch.Tensor, torch.Tensor]:
-        ids, workers = dec.touched_ids.astype(np.int64), dec.touched_w
-        slots = self.slot_of[workers, ids].astype(np.int64)
-        self._check_fresh(ids, workers, self.copy_version[slots], dec.iteration)
+        ids, workers = dec.touched_ids, dec.touched_w
+        slots = np.empty(ids.size, np.int64)
+        stale, most, first, absent = _slots.read_plan(ids, workers, self.slot_of, self.latest,
+                                                      self.copy_version, self.pos_of_slot, slots)  # fmt: skip
+        if absent != _slots.OK:
+            raise InvariantViolation(f"iteration {dec.iteration}: worker {int(workers[absent])} "
+                                     f"reads row {int(ids[absent])}, which it does not hold")
+        if stale:
+            lag = int(self.latest[ids[first]] - self.copy_version[slots[first]])
+            self._stale(stale, most, dec.iteration, int(workers[first]), int(ids[first]), lag)
         self._rows_read, self._slots_read, self._hot_read = ids, slots, None
-        self.pos_of_slot[slots] = np.arange(slots.size)
         inverse = np.empty(dec.batch.ids.shape, np.int64)
         gather_inverse(dec.batch.ids, dec.assign, self.slot_of, self.pos_of_slot, inverse)
         self._inverse = index_tensor(inverse, self.device)
@@ -271,16 +268,19 @@ class EmulatedCluster:
         """Count (strict: refuse) reads of copies that miss updates applied elsewhere."""
         lag = self.latest[ids] - versions
         stale = int(np.count_nonzero(lag))
-        if not stale:
-            return
-        self.tally[Tally.STALE_READS] += stale
-        self.max_staleness = max(self.max_staleness, int(lag.max()))
-        if self.strict:
+        if stale:
             first = int(np.flatnonzero(lag)[0])
+            self._stale(stale, int(lag.max()), iteration, int(workers[first]), int(ids[first]),
+                        int(lag[first]))  # fmt: skip
+
+    def _stale(self, stale: int, most: int, iteration: int, worker: int, row: int,
+               lag: int) -> None:  # fmt: skip
+        self.tally[Tally.STALE_READS] += stale
+        self.max_staleness = max(self.max_staleness, most)
+        if self.strict:
             raise InvariantViolation(
                 f"iteration {iteration}: {stale} reads of outdated copies, e.g. worker "
-                f"{int(workers[first])} read row {int(ids[first])}, {int(lag[first])} "
-                "update(s) behind"
+                f"{worker} read row {row}, {lag} update(s) behind"
             )
 
     # ---- FAE's replicated table --------------------------------------------------------------
@@ -312,13 +312,3 @@ class EmulatedCluster:
         self.hot.store(self.rows, self.ps_version)  # type: ignore[union-attr]
         self.hot = None
 
-
-def _by_worker(workers: np.ndarray, count: int):
-    """(w, positions of w in ``workers``) for every worker present, in worker order."""
-    if not workers.size:
-        return
-    order = np.argsort(workers, kind="stable")
-    bounds = np.searchsorted(workers[order], np.arange(count + 1))
-    for w in range(count):
-        if bounds[w + 1] > bounds[w]:
-            yield w, order[bounds[w] : bounds[w + 1]]

@@ -10,10 +10,11 @@ synchronisation per timed phase. Copies go from pinned memory without waiting
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import torch
+from torch.profiler import record_function
 
 from heraldbench.platform._cores import usable_cores
 from heraldbench.platform.exceptions import SpecError
@@ -76,8 +77,12 @@ class Stopwatch:
     @contextmanager
     def __call__(self, name: str):
         start = time.perf_counter()
+        # Under torch's profiler, each phase is a range of its own ("heraldbench/<phase>").
+        profiled = torch.autograd._profiler_enabled()
+        label = record_function(f"heraldbench/{name}") if profiled else nullcontext()
         try:
-            yield
+            with label:
+                yield
         finally:
             if self.cuda and self.sync_phases:
                 torch.cuda.synchronize()
