@@ -250,6 +250,31 @@ def trainer_cpu(all_records: dict[str, dict[str, Any]]) -> str:
     return table(rows) + "\n\nMeasured by " + "; ".join(runs) + "."
 
 
+def trainer_host(all_records: dict[str, dict[str, Any]]) -> str:
+    """Each run's host time outside torch's operators per iteration (bench_host_time.py): what
+    a GPU cannot take over, against plain PyTorch's."""
+    rows, runs = [], []
+    for name in ("host_time_256", "host_time_4096"):
+        record = all_records.get(name)
+        if record is None:
+            continue
+        setup, results = record["figures"]["setup"], record["figures"]["results"]
+        plain = results["plain"]["host_own_ms_without_schedule"]
+        for run, row in results.items():
+            phases = row["phases"]
+            move = phases.get("movement", {"host_own": 0.0, "total": 0.0})
+            rows.append({
+                "samples per worker": setup["batch_size"], "run": run,
+                "host's own, ms / iteration": f"{row['host_own_ms_without_schedule']:.2f}",
+                "beyond plain": f"{row['host_own_ms_without_schedule'] - plain:+.2f}",
+                "of it, cache moves (of their total)":
+                    f"{move['host_own']:.2f} ({move['total']:.2f})",
+                "decision stream": f"{phases.get('schedule', {}).get('host_own', 0.0):.2f}",
+            })  # fmt: skip
+        runs.append(f"{setup['workers']} workers × {setup['batch_size']}: {provenance(record)}")
+    return table(rows) + "\n\nMeasured by " + "; ".join(runs) + "."
+
+
 RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
     "comparison-table": comparison_table,
     "comparison-full": comparison_full,
@@ -257,6 +282,7 @@ RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
     "sequence-claims": sequence_claims,
     "instructions-verdict": instructions_verdict,
     "trainer-cpu": trainer_cpu,
+    "trainer-host": trainer_host,
 }
 
 
