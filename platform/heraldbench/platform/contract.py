@@ -312,6 +312,8 @@ class IterationDecisions:
         handed_ids, handed_from, handed_to: parked copies handed over at this iteration's
             pulls (see above), in the order of the touched records they serve.
         handed_carry: the reader takes this copy's pending delta over.
+        handed_at: the position of each hand-over among the touched records (ascending); found
+            from the keys when not given.
         sync_now_ids, sync_later_ids, no_sync_ids: the batch's distinct rows by gradient sync
             class under an oracle (BagPipe): all-reduced before the next iteration, overlapped
             with it, or never (one occurrence, no reuse in the window); ``allreduce_rows``
@@ -342,23 +344,32 @@ class IterationDecisions:
     handed_from: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     handed_to: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     handed_carry: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    handed_at: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     sync_now_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     sync_later_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     no_sync_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     lease_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     lease_ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
+    def __post_init__(self) -> None:
+        if self.handed_ids.size and self.handed_at.size != self.handed_ids.size:
+            object.__setattr__(self, "handed_at", self._find_handed())
+
     def pulled_from_ps(self) -> np.ndarray:
         """Per touched record: a pull (MISS or UPDATE) served by the row's owner, not handed
         over."""
         pulled = (self.touched_kind == Read.MISS) | (self.touched_kind == Read.UPDATE)
-        if self.handed_ids.size:
-            served = np.sort(record_keys(self.handed_ids, self.handed_to))
-            pulls = np.flatnonzero(pulled)  # most reads are hits: look up only the pulls
-            _, handed = find_sorted(served, record_keys(self.touched_ids[pulls],
-                                                        self.touched_w[pulls]))
-            pulled[pulls[handed]] = False
+        pulled[self.handed_at] = False
         return pulled
+
+    def _find_handed(self) -> np.ndarray:
+        """The pulls whose (row, reader) a hand-over names."""
+        pulls = np.flatnonzero((self.touched_kind == Read.MISS)
+                               | (self.touched_kind == Read.UPDATE))  # fmt: skip
+        served = np.sort(record_keys(self.handed_ids, self.handed_to))
+        _, handed = find_sorted(served, record_keys(self.touched_ids[pulls],
+                                                    self.touched_w[pulls]))  # fmt: skip
+        return pulls[handed]
 
     def allreduce(self, workers: int) -> float:
         """All-reduce traffic in row-transfers per worker (ring factor applied)."""

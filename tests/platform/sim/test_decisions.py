@@ -106,6 +106,9 @@ def test_every_direct_transfer_is_handed_over(consistency: str):
         pulls = set(zip(dec.touched_ids[dec.touched_kind != HIT].tolist(),
                         dec.touched_w[dec.touched_kind != HIT].tolist()))  # fmt: skip
         assert set(zip(dec.handed_ids.tolist(), dec.handed_to.tolist())) <= pulls
+        # the stream's positions of the hand-overs are the pulls their keys name
+        assert np.array_equal(dec.handed_at, dec._find_handed())
+        assert np.array_equal(dec.touched_ids[dec.handed_at], dec.handed_ids)
         taken = set(zip(dec.handed_ids[dec.handed_carry].tolist(),
                         dec.handed_from[dec.handed_carry].tolist()))  # fmt: skip
         assert taken <= parked_now

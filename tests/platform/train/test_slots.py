@@ -106,6 +106,7 @@ def test_an_eviction_is_refused_before_anything_changes() -> None:
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000))
 def test_reads_and_pulls_find_the_copies_and_count_what_they_miss(seed) -> None:
+    """The slot of each record, the pulls among them and the reads of outdated copies."""
     slot_of, _, _ = _state(seed)
     rng = np.random.default_rng(seed)
     w, k = np.nonzero(slot_of >= 0)
@@ -115,10 +116,11 @@ def test_reads_and_pulls_find_the_copies_and_count_what_they_miss(seed) -> None:
     copy_version = np.zeros(WORKERS * CAPACITY, np.int64)
     copy_version[slots] = latest[ids] - rng.integers(0, 2, ids.size)
     lag = latest[ids] - copy_version[slots]
-    found, positions = np.empty(ids.size, np.int64), np.zeros(WORKERS * CAPACITY, np.int64)
-    stale, most, first, absent = _slots.read_plan(ids, workers, slot_of, latest, copy_version,
-                                                  positions, found)  # fmt: skip
-    assert absent == _slots.OK and np.array_equal(found, slots)
+    found = np.empty(ids.size, np.int64)
+    assert _slots.lookup(ids, workers, slot_of, found) == _slots.OK
+    assert np.array_equal(found, slots)
+    positions = np.zeros(WORKERS * CAPACITY, np.int64)
+    stale, most, first = _slots.read_plan(slots, ids, latest, copy_version, positions)
     assert np.array_equal(positions[slots], np.arange(ids.size))
     assert stale == np.count_nonzero(lag) and most == max(0, int(lag.max(initial=0)))
     assert first == (int(np.flatnonzero(lag)[0]) if stale else _slots.OK)
@@ -127,11 +129,20 @@ def test_reads_and_pulls_find_the_copies_and_count_what_they_miss(seed) -> None:
     ps_version = rng.integers(0, 5, ROWS)
     pending = rng.integers(0, 2, WORKERS * CAPACITY)
     out_slots, out_rows = np.empty(ids.size, np.int64), np.empty(ids.size, np.int64)
-    count, keep, bad = _slots.pull_plan(ids, workers, pulled, slot_of, ps_version, pending,
-                                        copy_version, out_slots, out_rows)  # fmt: skip
-    assert bad == _slots.OK and count == pulled.sum()
+    count, keep = _slots.pull_plan(slots, ids, pulled, ps_version, pending, copy_version,
+                                   out_slots, out_rows)  # fmt: skip
+    assert count == pulled.sum()
     assert np.array_equal(out_slots[:count], slots[pulled])
     assert np.array_equal(out_rows[:count], ids[pulled])
     assert np.array_equal(copy_version[slots[pulled]],
                           ps_version[ids[pulled]] + pending[slots[pulled]])  # fmt: skip
     assert keep == bool(pending[slots[pulled]].any())
+
+
+def test_a_lookup_names_the_first_record_whose_worker_holds_no_copy() -> None:
+    slot_of, _, _ = _state(7)
+    w, k = np.nonzero(slot_of >= 0)
+    absent_w, absent_k = np.nonzero(slot_of < 0)
+    ids = np.array([k[0], absent_k[0], absent_k[1]], np.int32)
+    workers = np.array([w[0], absent_w[0], absent_w[1]], np.int8)
+    assert _slots.lookup(ids, workers, slot_of, np.empty(3, np.int64)) == 1

@@ -136,7 +136,8 @@ class ParkedRows:
         keep = ~np.isin(self.rows, rows)
         self.rows, self.senders = self.rows[keep], self.senders[keep]
         return {"handed_ids": rows, "handed_from": senders,
-                "handed_to": dec.touched_w[touched].astype(np.int64), "handed_carry": carry}
+                "handed_to": dec.touched_w[touched].astype(np.int64), "handed_carry": carry,
+                "handed_at": touched.astype(np.int64)}
 
 
 def _replicated_decisions(trace: TraceSource, scheduler: Scheduler, oracle: OracleWindow,

@@ -88,45 +88,35 @@ def release(ids, workers, slot_of, pending, free, free_top):  # pragma: no cover
 
 
 @numba.njit(cache=True, nogil=True)
-def pull_plan(ids, workers, pulled, slot_of, ps_version, pending, copy_version, slots,
+def pull_plan(touched, ids, pulled, ps_version, pending, copy_version, slots,
               rows):  # pragma: no cover - numba  # fmt: skip
-    """The ``pulled`` records' slots and rows, into ``slots`` and ``rows``; each copy's count
-    becomes the PS's plus its pending updates (HET keeps them across a refresh). Returns
-    (pulls, any pending update, first record with no copy or OK)."""
-    n, keep, bad = 0, False, OK
+    """The ``pulled`` records' slots (of ``touched``, every record's) and rows, into ``slots``
+    and ``rows``; each copy's count becomes the PS's plus its pending updates (HET keeps them
+    across a refresh). Returns (pulls, any pending update)."""
+    n, keep = 0, False
     for i in range(ids.shape[0]):
-        if not pulled[i]:
-            continue
-        slot = slot_of[workers[i], ids[i]]
-        if slot < 0:
-            bad = i if bad == OK else bad
-            continue
-        slots[n], rows[n] = slot, ids[i]
-        copy_version[slot] = ps_version[ids[i]] + pending[slot]
-        keep = keep or pending[slot] != 0
-        n += 1
-    return n, keep, bad
+        if pulled[i]:
+            slot = touched[i]
+            slots[n], rows[n] = slot, ids[i]
+            copy_version[slot] = ps_version[ids[i]] + pending[slot]
+            keep = keep or pending[slot] != 0
+            n += 1
+    return n, keep
 
 
 @numba.njit(cache=True, nogil=True)
-def read_plan(ids, workers, slot_of, latest, copy_version, pos_of_slot,
-              slots):  # pragma: no cover - numba  # fmt: skip
-    """The copies read, into ``slots``, with each slot's position among them; counts the reads
-    of copies missing updates applied elsewhere. Returns (stale reads, the largest lag, the
-    first stale record or OK, the first record with no copy or OK)."""
+def read_plan(slots, ids, latest, copy_version, pos_of_slot):  # pragma: no cover - numba
+    """Each read slot's position among them, and the reads of copies missing updates applied
+    elsewhere. Returns (stale reads, the largest lag, the first stale record or OK)."""
     stale, most, first = 0, 0, OK
-    for i in range(ids.shape[0]):
-        slot = slot_of[workers[i], ids[i]]
-        if slot < 0:
-            return stale, most, first, i
-        slots[i] = slot
-        pos_of_slot[slot] = i
-        lag = latest[ids[i]] - copy_version[slot]
+    for i in range(slots.shape[0]):
+        pos_of_slot[slots[i]] = i
+        lag = latest[ids[i]] - copy_version[slots[i]]
         if lag != 0:
             stale += 1
             most = max(most, lag)
             first = i if first == OK else first
-    return stale, most, first, OK
+    return stale, most, first
 
 
 @numba.njit(cache=True, nogil=True)

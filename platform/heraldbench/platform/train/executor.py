@@ -111,8 +111,7 @@ class EmulatedCluster:
         evict = how == Send.EVICT
         self._send(dec.sent_ids[evict], dec.sent_w[evict])
         self._evict(dec.evicted_ids, dec.evicted_w)
-        self._pull(dec)
-        return self._gather(dec)
+        return self._gather(dec, self._pull(dec))
 
     def apply_gradient(self, sample_grad: torch.Tensor) -> None:
         """Step (c)'s embedding update: plain SGD on the copies read, mirrored in their deltas.
@@ -197,22 +196,21 @@ class EmulatedCluster:
                 f"worker {int(workers[i])} evicted row {int(ids[i])}, {why}"
             )
 
-    def _pull(self, dec: IterationDecisions) -> None:
-        """Pulls from the PS, then the hand-overs of parked copies (the other pulls)."""
-        ids, workers, kinds = dec.touched_ids, dec.touched_w, dec.touched_kind
-        self._allocate(ids, workers, kinds)
+    def _pull(self, dec: IterationDecisions) -> np.ndarray:
+        """Pulls from the PS, then the hand-overs of parked copies (the other pulls); returns
+        the slot of every touched record."""
+        ids, workers = dec.touched_ids, dec.touched_w
+        self._allocate(ids, workers, dec.touched_kind)
+        touched = self._slots_of(ids, workers, "read by")
         slots, rows = np.empty(ids.size, np.int64), np.empty(ids.size, np.int64)
-        count, keep_delta, bad = _slots.pull_plan(
-            ids, workers, dec.pulled_from_ps(), self.slot_of, self.ps_version, self.pending,
-            self.copy_version, slots, rows)  # fmt: skip
-        if bad != _slots.OK:
-            raise InvariantViolation(f"worker {int(workers[bad])} pulls row {int(ids[bad])}, "
-                                     "for which it holds no slot")  # fmt: skip
+        count, keep_delta = _slots.pull_plan(touched, ids, dec.pulled_from_ps(), self.ps_version,
+                                             self.pending, self.copy_version, slots, rows)  # fmt: skip
         if count:
             # HET: pending updates survive the refresh; a strict scheduler has none here.
             self.rows.load(slots[:count], rows[:count], keep_delta=keep_delta)
         if dec.handed_ids.size:
-            self._take_handed(dec)
+            self._take_handed(dec, touched[dec.handed_at])
+        return touched
 
     def _park(self, ids: np.ndarray, workers: np.ndarray) -> None:
         """Direct transfers: each copy's value and delta are parked; the copy stays, clean."""
@@ -226,10 +224,10 @@ class EmulatedCluster:
         self.rows.delta.index_fill_(0, index, 0.0)
         self.pending[slots] = 0
 
-    def _take_handed(self, dec: IterationDecisions) -> None:
+    def _take_handed(self, dec: IterationDecisions, slots: np.ndarray) -> None:
+        """The readers' side of the hand-overs; ``slots``: each reader's slot for its row."""
         carry, keys = dec.handed_carry, handed_keys(dec)
         parked = self.parked.slots(keys)
-        slots = self._slots_of(dec.handed_ids, dec.handed_to, "handed over to")
         apply_handed(self.rows.cache, self.rows.delta, slots, carry,
                      self.parked.read(parked, "values"),
                      self.parked.read(parked[carry], "delta"))  # fmt: skip
@@ -246,14 +244,11 @@ class EmulatedCluster:
         if fault == 2:
             raise InvariantViolation(f"worker {w} reused a slot with pending updates")
 
-    def _gather(self, dec: IterationDecisions) -> tuple[torch.Tensor, torch.Tensor]:
+    def _gather(self, dec: IterationDecisions,
+                slots: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
         ids, workers = dec.touched_ids, dec.touched_w
-        slots = np.empty(ids.size, np.int64)
-        stale, most, first, absent = _slots.read_plan(ids, workers, self.slot_of, self.latest,
-                                                      self.copy_version, self.pos_of_slot, slots)  # fmt: skip
-        if absent != _slots.OK:
-            raise InvariantViolation(f"iteration {dec.iteration}: worker {int(workers[absent])} "
-                                     f"reads row {int(ids[absent])}, which it does not hold")
+        stale, most, first = _slots.read_plan(slots, ids, self.latest, self.copy_version,
+                                              self.pos_of_slot)  # fmt: skip
         if stale:
             lag = int(self.latest[ids[first]] - self.copy_version[slots[first]])
             self._stale(stale, most, dec.iteration, int(workers[first]), int(ids[first]), lag)
