@@ -64,3 +64,22 @@ def test_abandoning_the_stream_stops_its_thread() -> None:
 def test_depth_must_be_positive() -> None:
     with pytest.raises(ValueError, match="depth must be at least 1, got 0"):
         next(read_ahead(_count(3), depth=0))
+
+
+def test_threads_wait_briefly_for_the_gil_while_any_read_ahead_runs() -> None:
+    """The trainer's decision stream and its consumer share the GIL: while a read-ahead runs, a
+    waiting thread gets it within SWITCH_INTERVAL_S; the process's own setting comes back when
+    the last one ends, however it ends."""
+    import sys
+
+    from heraldbench.platform.data import _readahead
+
+    own = sys.getswitchinterval()
+    short = pytest.approx(_readahead.SWITCH_INTERVAL_S, rel=1e-3)  # CPython keeps microseconds
+    first, second = read_ahead(iter(range(3))), read_ahead(iter(range(50)))
+    assert next(first) == 0 and sys.getswitchinterval() == short
+    assert next(second) == 0
+    assert list(first) == [1, 2]  # the first ends; the second still runs
+    assert sys.getswitchinterval() == short
+    second.close()  # abandoned part-way
+    assert sys.getswitchinterval() == own

@@ -1,0 +1,109 @@
+"""The decision stream read ahead beside a consumer that, like a trainer on a GPU, spends its
+iteration queueing short torch operators: side by side, or one after the other?
+
+Run: ``python benchmarks/bench_read_ahead.py --record read_ahead``.
+
+Each torch operator, numba kernel and numpy call releases the GIL and takes it back. With
+CPython's default switch interval (5 ms) a thread asking for the GIL back can wait that long
+while the other thread holds it, at every such call; ``read_ahead`` shortens the wait while it
+runs (``SWITCH_INTERVAL_S``). Measured per scheduler on the trace and batches of
+``bench_trainer.py --batch-size 4096 --samples 300000 --cache-ratio 0.5``: the stream alone, the
+consumer alone, and the two together through ``read_ahead`` with each switch interval, in ms per
+iteration. Perfect overlap gives the larger of the two alone; none gives their sum.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _records import write_record
+
+DEFAULT_SWITCH_S = 0.005  # CPython's
+
+
+def _stream(train, kind: str, args):
+    from heraldbench.platform.schedulers import create
+    from heraldbench.platform.sim import decisions
+
+    knobs = {"bound": 100} if kind == "het" else {}
+    scheduler = create(kind, workers=args.workers, batch_size=args.batch_size, seed=0, **knobs)
+    return decisions(train, scheduler, cache_rows=int(args.cache_ratio * train.layout.total_rows))
+
+
+def _ms_per_item(items, consume, count: int) -> float:
+    start = time.perf_counter()
+    for item in items:
+        consume(item)
+    return (time.perf_counter() - start) / count * 1e3
+
+
+def measure(train, kind: str, args) -> dict[str, float]:
+    import torch
+
+    from heraldbench.platform.data import _readahead, read_ahead
+
+    scratch = torch.zeros(16)
+
+    def consume(_item) -> None:  # short operators, each releasing the GIL
+        for _ in range(args.operators):
+            scratch.add_(1.0)
+
+    count = sum(1 for _ in _stream(train, kind, args))  # also compiles the scheduler's kernels
+    row = {"iterations": count,
+           "stream_alone": _ms_per_item(_stream(train, kind, args), lambda _: None, count),
+           "consumer_alone": _ms_per_item(range(count), consume, count)}  # fmt: skip
+    for label, interval in (("together_default_switch", DEFAULT_SWITCH_S),
+                            ("together_read_ahead_switch", _readahead.SWITCH_INTERVAL_S)):
+        _readahead.SWITCH_INTERVAL_S = interval  # min(process's 5 ms, this) while it runs
+        row[label] = _ms_per_item(read_ahead(_stream(train, kind, args), 2), consume, count)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=300_000)
+    parser.add_argument("--scale", type=float, default=0.01)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=4096)
+    parser.add_argument("--cache-ratio", type=float, default=0.5)
+    parser.add_argument("--operators", type=int, default=10_000,
+                        help="short torch operators the consumer queues per iteration")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--schedulers", nargs="+",
+                        default=["naive", "herald", "herald-plus", "het", "fae"])
+    parser.add_argument("--record", metavar="NAME", help="also write benchmarks/results/NAME.json")
+    args = parser.parse_args()
+
+    import torch
+
+    from heraldbench.platform.data import _readahead
+    from heraldbench.platform.data.synthetic import SyntheticCriteoSpec
+    from heraldbench.platform.train import split_trace
+
+    torch.set_num_threads(1)  # one core for each thread
+    shortened = _readahead.SWITCH_INTERVAL_S
+    trace = SyntheticCriteoSpec(samples=args.samples, scale=args.scale, seed=1).open()
+    train, _ = split_trace(trace.materialize(), 0.02, None)
+    results = {}
+    for kind in args.schedulers:
+        runs = []
+        for _ in range(args.repeat):
+            runs.append(measure(train, kind, args))
+            _readahead.SWITCH_INTERVAL_S = shortened
+        results[kind] = {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
+        print(kind, results[kind], flush=True)
+    setup = {"samples": args.samples, "scale": args.scale, "workers": args.workers,
+             "batch_size": args.batch_size, "cache_ratio": args.cache_ratio,
+             "operators": args.operators, "repeat": args.repeat,
+             "switch_intervals_s": {"default": DEFAULT_SWITCH_S, "read_ahead": shortened}}  # fmt: skip
+    if args.record:
+        print(write_record(args.record, {"setup": setup, "results": results}))
+
+
+if __name__ == "__main__":
+    main()
