@@ -1,15 +1,17 @@
 """The decision stream read ahead beside a consumer that, like a trainer on a GPU, spends its
-iteration queueing short torch operators: side by side, or one after the other?
+iteration on the host (Python, or queueing short torch operators): side by side, or in turns?
 
 Run: ``python benchmarks/bench_read_ahead.py --record read_ahead``.
 
-Each torch operator, numba kernel and numpy call releases the GIL and takes it back. With
-CPython's default switch interval (5 ms) a thread asking for the GIL back can wait that long
-while the other thread holds it, at every such call; ``read_ahead`` shortens the wait while it
-runs (``SWITCH_INTERVAL_S``). Measured per scheduler on the trace and batches of
-``bench_trainer.py --batch-size 4096 --samples 300000 --cache-ratio 0.5``: the stream alone, the
-consumer alone, and the two together through ``read_ahead`` with each switch interval, in ms per
-iteration. Perfect overlap gives the larger of the two alone; none gives their sum.
+The stream's numba kernels and numpy calls release the GIL and take it back, many times per
+iteration. With CPython's default switch interval (5 ms), each time the stream asks for it back
+it can wait that long while the consumer holds it; ``read_ahead`` shortens the wait while it runs
+(``SWITCH_INTERVAL_S``). Two consumers: ``python``, a loop of Python steps that holds the GIL (the
+host's own work), and ``torch``, short torch operators. Measured per scheduler on the trace and
+batches of ``bench_trainer.py --batch-size 4096 --samples 300000 --cache-ratio 0.5``: the stream
+alone, the consumer alone, and the two together through ``read_ahead`` with each switch interval,
+in ms per iteration, medians over ``--repeat``. Perfect overlap gives the larger of the two alone;
+none gives their sum.
 """
 
 from __future__ import annotations
@@ -42,16 +44,29 @@ def _ms_per_item(items, consume, count: int) -> float:
     return (time.perf_counter() - start) / count * 1e3
 
 
-def measure(train, kind: str, args) -> dict[str, float]:
+def _consumer(kind: str, steps: int):
+    """Work per item: ``steps`` Python steps, or ``steps // 40`` short torch operators (about as
+    long here)."""
     import torch
-
-    from heraldbench.platform.data import _readahead, read_ahead
 
     scratch = torch.zeros(16)
 
-    def consume(_item) -> None:  # short operators, each releasing the GIL
-        for _ in range(args.operators):
+    def python(_item) -> None:
+        total = 0
+        for step in range(steps):
+            total += step
+
+    def operators(_item) -> None:
+        for _ in range(steps // 40):
             scratch.add_(1.0)
+
+    return python if kind == "python" else operators
+
+
+def measure(train, kind: str, consumer: str, args) -> dict[str, float]:
+    from heraldbench.platform.data import _readahead, read_ahead
+
+    consume = _consumer(consumer, args.steps)
 
     count = sum(1 for _ in _stream(train, kind, args))  # also compiles the scheduler's kernels
     row = {"iterations": count,
@@ -71,8 +86,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=4096)
     parser.add_argument("--cache-ratio", type=float, default=0.5)
-    parser.add_argument("--operators", type=int, default=10_000,
-                        help="short torch operators the consumer queues per iteration")
+    parser.add_argument("--steps", type=int, default=400_000,
+                        help="the consumer's Python steps per iteration (a 40th as operators)")
+    parser.add_argument("--consumers", nargs="+", default=["python", "torch"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--schedulers", nargs="+",
                         default=["naive", "herald", "herald-plus", "het", "fae"])
@@ -91,15 +107,18 @@ def main() -> None:
     train, _ = split_trace(trace.materialize(), 0.02, None)
     results = {}
     for kind in args.schedulers:
-        runs = []
-        for _ in range(args.repeat):
-            runs.append(measure(train, kind, args))
-            _readahead.SWITCH_INTERVAL_S = shortened
-        results[kind] = {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
-        print(kind, results[kind], flush=True)
+        for consumer in args.consumers:
+            runs = []
+            for _ in range(args.repeat):
+                runs.append(measure(train, kind, consumer, args))
+                _readahead.SWITCH_INTERVAL_S = shortened
+            row = {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
+            results.setdefault(kind, {})[consumer] = row
+            print(kind, consumer, row, flush=True)
     setup = {"samples": args.samples, "scale": args.scale, "workers": args.workers,
              "batch_size": args.batch_size, "cache_ratio": args.cache_ratio,
-             "operators": args.operators, "repeat": args.repeat,
+             "python_steps": args.steps, "torch_operators": args.steps // 40,
+             "repeat": args.repeat,
              "switch_intervals_s": {"default": DEFAULT_SWITCH_S, "read_ahead": shortened}}  # fmt: skip
     if args.record:
         print(write_record(args.record, {"setup": setup, "results": results}))
