@@ -275,6 +275,20 @@ def trainer_host(all_records: dict[str, dict[str, Any]]) -> str:
     return table(rows) + "\n\nMeasured by " + "; ".join(runs) + "."
 
 
+def read_ahead(all_records: dict[str, dict[str, Any]]) -> str:
+    """The decision stream read ahead beside a consumer, with CPython's switch interval and
+    read_ahead's (bench_read_ahead.py), ms per iteration."""
+    record = all_records["read_ahead"]
+    intervals = record["figures"]["setup"]["switch_intervals_s"]
+    rows = [{"scheduler": kind, "consumer": consumer, "stream alone": row["stream_alone"],
+             "consumer alone": row["consumer_alone"],
+             f"together, {intervals['default'] * 1e3:g} ms": row["together_default_switch"],
+             f"together, {intervals['read_ahead'] * 1e3:g} ms": row["together_read_ahead_switch"]}
+            for kind, consumers in record["figures"]["results"].items()
+            for consumer, row in consumers.items()]  # fmt: skip
+    return table(rows) + "\n\nMeasured by " + provenance(record) + "."
+
+
 RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
     "comparison-table": comparison_table,
     "comparison-full": comparison_full,
@@ -283,6 +297,7 @@ RENDERERS: dict[str, Callable[[dict[str, dict[str, Any]]], str]] = {
     "instructions-verdict": instructions_verdict,
     "trainer-cpu": trainer_cpu,
     "trainer-host": trainer_host,
+    "read-ahead": read_ahead,
 }
 
 
