@@ -265,3 +265,19 @@ def test_a_log_with_its_movies_genres_runs_every_scheduler_and_placement(
     assert {r["scheduler"] for r in runs} == set(registered())
     for run in runs:
         assert run["counts"]["accesses"] == lengths.sum(), run["scheduler"]
+
+
+def test_a_placement_placed_by_the_tables_alone_says_so_in_the_report() -> None:
+    """A greedy plan that missed memory was replaced by the plan of the tables alone: the
+    report names it and why, and no other row."""
+    from heraldbench.platform.sidebyside import compare, placement_row, side_by_side_md
+
+    fits = {"label": "row-wise", "placement": "row-wise", "device_memory_max_bytes": 10,
+            "bytes_per_iteration": {"intra_host": 1.0, "inter_host": 2.0},
+            "comm_ms_per_iteration": {"tcp-100g": 1.0}, "load_balance": 1.0, "fallback": None}
+    fell = fits | {"label": "table-wise", "placement": "table-wise",
+                   "fallback": "the plan balanced by the trace's lookups does not fit"}
+    rows = compare([placement_row(fits), placement_row(fell)], "row-wise")
+    text = side_by_side_md({"side_by_side": {"rows": rows, "baseline": "row-wise"}}, "tcp-100g")
+    assert "- `table-wise`: the plan balanced by the trace's lookups does not fit" in text
+    assert "- `row-wise`" not in text

@@ -330,6 +330,8 @@ class _Tracker:
         stepped, stride = series_metrics(self.record.series, self.task.series_cap)
         log_metrics(self.client, run_id, metrics)
         log_metrics(self.client, run_id, stepped)
+        if result.get("fallback"):  # a placement's plan is not the one it chose from the trace
+            self.client.set_tag(run_id, "heraldbench.placement_fallback", result["fallback"])
         self.client.set_tag(run_id, "heraldbench.series_stride", str(stride))
         self._log_files()
 

@@ -108,3 +108,6 @@ def place(
         out.print_json(json.dumps(rows))
     else:
         out.print(_table(rows))
+        for row in rows:
+            if row["fallback"]:
+                out.print(f"{row['placement']}: {row['fallback']}")

@@ -80,7 +80,8 @@ def train_placements(spec: ExperimentSpec, split: tuple[TraceSource, SampleChunk
                                   backend=backend)
         counted = account(placement, iteration_batches(trace, samples, outcome.iterations),
                           cluster.batch_size)
-        out.append(_row(entry.label(), outcome, counted, baseline_metrics))
+        out.append({**_row(entry.label(), outcome, counted, baseline_metrics),
+                    "fallback": placement.fallback})
     return out
 
 

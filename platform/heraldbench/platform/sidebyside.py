@@ -46,6 +46,7 @@ def placement_row(result: dict[str, Any]) -> dict[str, Any]:
         "comm_ms_per_iteration": dict(result["comm_ms_per_iteration"]),
         "device_memory_max_bytes": result["device_memory_max_bytes"],
         "load_balance": result["load_balance"],
+        "fallback": result.get("fallback"),
     }
 
 
@@ -137,6 +138,12 @@ def _memory_cells(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
             "load balance": ["-" if b is None else f"{b:.3f}" for b in balance]}  # fmt: skip
 
 
+def _fallback_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """A line for each placement whose plan is not the one it chose from the trace."""
+    notes = [f"- `{r['label']}`: {r['fallback']}" for r in rows if r.get("fallback")]
+    return ["", *notes] if notes else []
+
+
 def side_by_side_md(result: dict[str, Any], profile: str) -> str:
     """A section of the report's comparison.md: every scheduler and placement of a result
     holding placements, relative to its baseline, with ``profile``'s communication time; else
@@ -151,7 +158,7 @@ def side_by_side_md(result: dict[str, Any], profile: str) -> str:
     note = ("Bytes per iteration on each tier and modelled communication time per iteration on "
             f"`{profile}`; a scheduler's traffic is all inter-host (docs/sharding.md).")
     lines = [f"\n## Schedulers and placements, relative to {baseline}", "", note, "",
-             *_markdown(shown, len(rows))]  # fmt: skip
+             *_markdown(shown, len(rows)), *_fallback_notes(rows)]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -164,7 +171,7 @@ def write_side_by_side(result: dict[str, Any], out_dir: Path) -> list[Path]:
         return []
     cells, _ = _cells(rows)
     lines = [f"# Schedulers and placements, relative to {baseline}", "",
-             *_markdown(cells | _memory_cells(rows), len(rows))]  # fmt: skip
+             *_markdown(cells | _memory_cells(rows), len(rows)), *_fallback_notes(rows)]  # fmt: skip
     path = out_dir / "side_by_side.md"
     path.write_text("\n".join(lines) + "\n")
     return [path, _write_csv(rows, out_dir / "side_by_side.csv")]

@@ -110,6 +110,9 @@ def test_a_greedy_plan_that_misses_memory_falls_back_to_the_tables_alone() -> No
     plan, use = place_checked("table-wise", {}, tables, topology, stats)  # and so does the run
     assert plan.tables[0].shards[0].owner[0] != plan.tables[1].shards[0].owner[0]
     assert use.device.max() <= topology.device_memory_bytes
+    assert plan.fallback.startswith("the plan balanced by the trace's lookups does not fit")
+    roomy = Topology(1, 2, device_memory_bytes=800 * tables[0].row_bytes(8))
+    assert place_checked("table-wise", {}, tables, roomy, stats)[0].fallback is None
 
 
 def test_recshard_out_of_time_before_any_plan_places_by_the_check_s_program() -> None:

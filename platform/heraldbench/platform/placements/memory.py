@@ -8,7 +8,7 @@ owner's host, not a device.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -99,6 +99,7 @@ def place_fitting(algorithm: PlacementAlgorithm, tables: tuple[TableInfo, ...],
             use = check_fits(placement)
         except CapacityError:
             raise balanced from None
-        log.warning("%s: the plan balanced by the trace's lookups does not fit (%s); placed "
-                    "by the tables alone", algorithm.kind, balanced)
-        return placement, use
+        why = (f"the plan balanced by the trace's lookups does not fit ({balanced}); placed by "
+               "the tables alone")
+        log.warning("%s: %s", algorithm.kind, why)
+        return replace(placement, fallback=why), use

@@ -34,6 +34,7 @@ class PlacementRun:
     comm_seconds: float
     place_seconds: float
     account_seconds: float
+    fallback: str | None = None  # Placement.fallback
 
     def summary(self) -> dict[str, Any]:
         tiers = self.traffic.bytes_per_tier()
@@ -53,6 +54,7 @@ class PlacementRun:
             "comm_ms_per_iteration": self.comm_seconds * 1e3,
             "place_seconds": self.place_seconds,
             "account_seconds": self.account_seconds,
+            "fallback": self.fallback,
         }
 
 
@@ -106,5 +108,6 @@ def run_placements(source: TraceSource, tables: tuple[TableInfo, ...], topology:
                           batch_size)
         out.append(PlacementRun(kind, traffic, int(use.device.max()), int(use.host.max()),
                                 comm_seconds_per_iteration(traffic, links),
-                                placed - started, time.perf_counter() - placed))
+                                placed - started, time.perf_counter() - placed,
+                                placement.fallback))
     return out

@@ -155,11 +155,13 @@ class TablePlacement:
 
 @dataclass(frozen=True)
 class Placement:
-    """A placement's result: every table's rows, on a topology, and its name."""
+    """A placement's result: every table's rows, on a topology, and its name; ``fallback`` says
+    why the plan is not the one the placement chose from the trace, where it is not."""
 
     name: str
     topology: Topology
     tables: tuple[TablePlacement, ...]
+    fallback: str | None = None
 
     def holders(self, table: int, row: int, shard: int = 0) -> tuple[int, ...]:
         """The devices holding ``row`` of ``table`` (column shard ``shard``), ascending."""
