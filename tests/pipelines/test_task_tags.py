@@ -12,9 +12,10 @@ from heraldbench.pipelines.submission_log import open_submission
 from heraldbench.pipelines.tasks import RunTask, run_task
 from tests.api.helpers import tiny_spec
 
+WHY = "the plan balanced by the trace's lookups does not fit; placed by the tables alone"
 
-@pytest.mark.parametrize("fallback", [None, "the plan balanced by the trace's lookups does not "
-                                            "fit; placed by the tables alone"])
+
+@pytest.mark.parametrize("fallback", [None, WHY])
 def test_a_placement_placed_by_the_tables_alone_is_tagged_with_why(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fallback: str | None) -> None:  # fmt: skip
     from mlflow import MlflowClient
