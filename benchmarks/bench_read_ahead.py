@@ -113,6 +113,7 @@ def main() -> None:
                 runs.append(measure(train, kind, consumer, args))
                 _readahead.SWITCH_INTERVAL_S = shortened
             row = {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
+            row["runs"] = [{key: round(value, 2) for key, value in r.items()} for r in runs]
             results.setdefault(kind, {})[consumer] = row
             print(kind, consumer, row, flush=True)
     setup = {"samples": args.samples, "scale": args.scale, "workers": args.workers,

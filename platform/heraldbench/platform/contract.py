@@ -27,7 +27,7 @@ import numpy as np
 
 from heraldbench.platform._sorted import find_sorted
 from heraldbench.platform.data import SampleChunk, TraceSource
-from heraldbench.platform.exceptions import SpecError
+from heraldbench.platform.exceptions import InvariantViolation, SpecError
 from heraldbench.platform.metrics import ring_allreduce
 
 __all__ = [
@@ -312,8 +312,8 @@ class IterationDecisions:
         handed_ids, handed_from, handed_to: parked copies handed over at this iteration's
             pulls (see above), in the order of the touched records they serve.
         handed_carry: the reader takes this copy's pending delta over.
-        handed_at: the position of each hand-over among the touched records (ascending); found
-            from the keys when not given.
+        handed_at: the position among the touched records of the pull each hand-over serves;
+            found from the keys when not given, and checked against them when given.
         sync_now_ids, sync_later_ids, no_sync_ids: the batch's distinct rows by gradient sync
             class under an oracle (BagPipe): all-reduced before the next iteration, overlapped
             with it, or never (one occurrence, no reuse in the window); ``allreduce_rows``
@@ -352,8 +352,13 @@ class IterationDecisions:
     lease_ends: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def __post_init__(self) -> None:
-        if self.handed_ids.size and self.handed_at.size != self.handed_ids.size:
+        if self.handed_at.size != self.handed_ids.size:
             object.__setattr__(self, "handed_at", self._find_handed())
+        elif self.handed_at.size:
+            served = record_keys(self.touched_ids[self.handed_at], self.touched_w[self.handed_at])
+            if not np.array_equal(served, record_keys(self.handed_ids, self.handed_to)):
+                raise InvariantViolation(f"iteration {self.iteration}: a hand-over's position "
+                                         "names another touched record than its row and reader")
 
     def pulled_from_ps(self) -> np.ndarray:
         """Per touched record: a pull (MISS or UPDATE) served by the row's owner, not handed
@@ -363,13 +368,19 @@ class IterationDecisions:
         return pulled
 
     def _find_handed(self) -> np.ndarray:
-        """The pulls whose (row, reader) a hand-over names."""
+        """The pull each hand-over serves: the touched MISS or UPDATE record of its row and
+        reader, in the hand-overs' order."""
         pulls = np.flatnonzero((self.touched_kind == Read.MISS)
                                | (self.touched_kind == Read.UPDATE))  # fmt: skip
-        served = np.sort(record_keys(self.handed_ids, self.handed_to))
-        _, handed = find_sorted(served, record_keys(self.touched_ids[pulls],
-                                                    self.touched_w[pulls]))  # fmt: skip
-        return pulls[handed]
+        keys = record_keys(self.touched_ids[pulls], self.touched_w[pulls])
+        order = np.argsort(keys, kind="stable")
+        at, found = find_sorted(keys[order], record_keys(self.handed_ids, self.handed_to))
+        if not found.all():
+            i = int(np.flatnonzero(~found)[0])
+            raise InvariantViolation(f"iteration {self.iteration}: row {int(self.handed_ids[i])} "
+                                     f"handed over to worker {int(self.handed_to[i])}, which "
+                                     "does not pull it")
+        return pulls[order[at]]
 
     def allreduce(self, workers: int) -> float:
         """All-reduce traffic in row-transfers per worker (ring factor applied)."""

@@ -83,3 +83,7 @@ def test_threads_wait_briefly_for_the_gil_while_any_read_ahead_runs() -> None:
     assert sys.getswitchinterval() == short
     second.close()  # abandoned part-way
     assert sys.getswitchinterval() == own
+    failing = read_ahead(_count(10, fail_at=2))
+    with pytest.raises(ValueError, match="bad item 2"):
+        list(failing)
+    assert sys.getswitchinterval() == own

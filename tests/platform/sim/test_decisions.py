@@ -119,3 +119,20 @@ def test_every_direct_transfer_is_handed_over(consistency: str):
         directs += int(direct.sum())
     assert directs > 0 and not parked_now
     assert carried <= directs  # a copy parked twice before its hand-over carries one delta
+
+
+def test_hand_overs_find_their_pulls_in_their_own_order_and_a_wrong_position_is_refused():
+    """Built without positions, each hand-over is matched to the pull of its row and reader,
+    whatever order they are listed in; positions that name other records are refused."""
+    reads = _iteration(touched=[(5, 0, MISS), (6, 0, UPDATE), (9, 1, HIT)])
+    listed = {"handed_ids": np.array([6, 5]), "handed_from": np.array([2, 2]),
+              "handed_to": np.array([0, 0]), "handed_carry": np.array([True, True])}
+    handed = replace(reads, **listed)
+    assert handed.handed_at.tolist() == [1, 0]
+    assert handed.pulled_from_ps().tolist() == [False, False, False]
+    with pytest.raises(InvariantViolation, match="position names another touched record"):
+        replace(reads, **listed, handed_at=np.array([0, 1]))
+    with pytest.raises(InvariantViolation, match="row 9 handed over to worker 0, which does not"):
+        replace(reads, **{**listed, "handed_ids": np.array([9, 5])})
+    none = {name: value[:0] for name, value in listed.items()}  # hand-overs dropped, not at
+    assert replace(handed, **none).handed_at.size == 0

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from heraldbench.platform.contract import Read
+from heraldbench.platform.contract import Read, Send
 from heraldbench.platform.exceptions import InvariantViolation, SpecError
 from heraldbench.platform.schedulers import create
 from heraldbench.platform.sim import decisions, simulate
@@ -128,6 +128,37 @@ def test_evicting_unsent_updates_is_refused() -> None:
             rows, inverse = cluster.prepare(dec)
             cluster.apply_gradient(torch.ones(*inverse.shape, DIM))
             cluster.finish(dec)
+
+
+def _first_iteration(kind: str = "naive"):
+    train, _ = tiny_split()
+    cluster = EmulatedCluster(init_embedding_table(train.layout.sizes, DIM), workers=WORKERS,
+                              cache_rows=CACHE_ROWS, device=_cpu(), lr=0.1)  # fmt: skip
+    scheduler = create(kind, workers=WORKERS, batch_size=BATCH)
+    return cluster, next(iter(decisions(train, scheduler, cache_rows=CACHE_ROWS)))
+
+
+def test_a_read_of_a_row_its_worker_does_not_hold_is_refused_naming_both() -> None:
+    """The first iteration's misses, told as hits: no copy was ever pulled."""
+    cluster, dec = _first_iteration()
+    hits = dataclasses.replace(dec, touched_kind=np.full_like(dec.touched_kind, Read.HIT))
+    row, worker = int(dec.touched_ids[0]), int(dec.touched_w[0])
+    with pytest.raises(InvariantViolation,
+                       match=f"row {row} read by worker {worker}, which holds no copy"):
+        cluster.prepare(hits)
+
+
+def test_a_direct_transfer_of_a_copy_its_sender_does_not_hold_is_refused() -> None:
+    cluster, dec = _first_iteration()
+    rows, inverse = cluster.prepare(dec)
+    cluster.apply_gradient(torch.ones(*inverse.shape, DIM))
+    held = set(zip(dec.touched_ids.tolist(), dec.touched_w.tolist()))
+    row = next(k for k in range(1000) if (k, 0) not in held)
+    direct = dataclasses.replace(dec, sent_ids=np.array([row], np.int32),
+                                 sent_w=np.zeros(1, np.int8),
+                                 sent_how=np.array([Send.DIRECT], np.int8))  # fmt: skip
+    with pytest.raises(InvariantViolation, match=f"row {row} parked by worker 0, which holds"):
+        cluster.finish(direct)
 
 
 def test_bagpipe_prefetches_writes_back_and_all_reduces() -> None:

@@ -41,6 +41,7 @@ def test_a_workers_misses_take_its_free_stacks_top_slots_in_record_order(seed, c
     ids, workers = _misses(seed, slot_of, count)
     kinds = np.ones(ids.size, np.int8)  # every record a miss
     expected, expected_top, full = slot_of.copy(), free_top.copy(), None
+    before = free_top.copy()
     for w in range(WORKERS):  # the rule: w's n misses take free[w, top-n:top], in order
         mine = np.flatnonzero(workers == w)
         if mine.size > expected_top[w]:
@@ -52,8 +53,9 @@ def test_a_workers_misses_take_its_free_stacks_top_slots_in_record_order(seed, c
     slot_row, pending = np.zeros(WORKERS * CAPACITY, np.int64), np.zeros(WORKERS * CAPACITY, np.int64)
     fault, worker = _slots.allocate(ids, workers, kinds, 1, free, free_top, slot_of, slot_row,
                                     pending, np.zeros(WORKERS, np.int64))  # fmt: skip
-    if full is not None:
+    if full is not None:  # refused before anything changed
         assert (fault, worker) == (1, full)
+        assert np.array_equal(slot_of, _state(seed)[0]) and np.array_equal(free_top, before)
         return
     assert (fault, worker) == (0, _slots.OK)
     assert np.array_equal(slot_of, expected) and np.array_equal(free_top, expected_top)
@@ -61,15 +63,19 @@ def test_a_workers_misses_take_its_free_stacks_top_slots_in_record_order(seed, c
 
 
 def test_a_slot_with_pending_updates_is_never_handed_out() -> None:
+    """Worker 0's misses are fine, worker 1's next free slot has pending updates: refused,
+    naming worker 1, before worker 0's allocation changed anything."""
     slot_of, free, free_top = _state(3)
-    ids, workers = _misses(3, slot_of, 1)
+    ids = np.array([np.flatnonzero(slot_of[0] < 0)[0], np.flatnonzero(slot_of[1] < 0)[0]], np.int32)
+    workers = np.array([0, 1], np.int8)
     pending = np.zeros(WORKERS * CAPACITY, np.int64)
-    pending[free[workers[0], free_top[workers[0]] - 1]] = 1
-    before = slot_of.copy()
-    fault, worker = _slots.allocate(ids, workers, np.ones(1, np.int8), 1, free, free_top, slot_of,
+    pending[free[1, free_top[1] - 1]] = 1
+    before = (slot_of.copy(), free_top.copy())
+    fault, worker = _slots.allocate(ids, workers, np.ones(2, np.int8), 1, free, free_top, slot_of,
                                     np.zeros_like(pending), pending,
                                     np.zeros(WORKERS, np.int64))  # fmt: skip
-    assert (fault, worker) == (2, workers[0]) and np.array_equal(slot_of, before)
+    assert (fault, worker) == (2, 1)
+    assert np.array_equal(slot_of, before[0]) and np.array_equal(free_top, before[1])
 
 
 @settings(max_examples=40, deadline=None)

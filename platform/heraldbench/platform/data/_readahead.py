@@ -5,11 +5,12 @@ generation leaves the simulator's critical path (trace generation must never be 
 Order and content are unchanged: the thread only runs the producer ahead of its consumer.
 
 While a read-ahead runs, a thread waiting for the GIL gets it within :data:`SWITCH_INTERVAL_S`
-instead of CPython's 5 ms (the setting is the process's; the last read-ahead to end restores
-it). Producer and consumer each take the GIL back many times per item, after every numba kernel,
-numpy call or torch operator that released it. A consumer that queues many short operators (a
-trainer on a GPU) otherwise waits up to 5 ms at each of them while the producer holds the GIL, and
-the two run one after the other rather than side by side (benchmarks/bench_read_ahead.py).
+instead of CPython's 5 ms. The producer takes the GIL back many times per item, after every
+numba kernel or numpy call that released it; beside a consumer that holds the GIL for its own
+Python work (a trainer's host side), it otherwise waits up to 5 ms each time and falls behind
+(benchmarks/bench_read_ahead.py). The setting is the process's: every thread of it, a
+simulation's read-ahead included, runs with it until the last read-ahead ends and restores the
+value it found (a value set meanwhile is lost).
 """
 
 from __future__ import annotations

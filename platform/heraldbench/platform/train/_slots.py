@@ -7,7 +7,8 @@ pass through here, so the same bookkeeping serves caches in host memory and on a
 it is the host's whole share of a cache move, which is what keeps the GPU waiting or not.
 
 Checks come before changes: a kernel that finds a broken invariant returns where (the executor
-raises, naming it) before it has changed anything.
+raises, naming it) before it has changed any state the executor keeps (``read_plan``'s positions
+are scratch for the iteration's gather).
 """
 
 from __future__ import annotations
@@ -56,8 +57,9 @@ def allocate(ids, workers, kinds, miss, free, free_top, slot_of, slot_row, pendi
         for j in range(top - taken[w], top):
             if pending[free[w, j]] != 0:
                 return 2, w
-        free_top[w] = top - taken[w]
-        taken[w] = top - taken[w]  # the cursor: next slot handed out
+    for w in range(taken.shape[0]):
+        free_top[w] -= taken[w]
+        taken[w] = free_top[w]  # the cursor: next slot handed out
     for i in range(ids.shape[0]):
         if kinds[i] == miss:
             w = workers[i]
