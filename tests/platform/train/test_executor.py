@@ -150,7 +150,7 @@ def test_a_read_of_a_row_its_worker_does_not_hold_is_refused_naming_both() -> No
 
 def test_a_direct_transfer_of_a_copy_its_sender_does_not_hold_is_refused() -> None:
     cluster, dec = _first_iteration()
-    rows, inverse = cluster.prepare(dec)
+    _, inverse = cluster.prepare(dec)
     cluster.apply_gradient(torch.ones(*inverse.shape, DIM))
     held = set(zip(dec.touched_ids.tolist(), dec.touched_w.tolist()))
     row = next(k for k in range(1000) if (k, 0) not in held)
