@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _records import write_record
-from bench_trainer import SCHEDULERS, _setup
+from bench_trainer import SCHEDULERS, _setup, add_workload_args
 
 PHASE = "heraldbench/"
 
@@ -82,16 +82,7 @@ def _runs(train, held_out, settings, args):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=100_000)
-    parser.add_argument("--scale", type=float, default=0.01)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--cache-ratio", type=float, default=0.1)
-    parser.add_argument("--model", default="reference", choices=["reference", "small"])
-    parser.add_argument("--dim", type=int, default=16)
-    parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--train-samples", type=int, default=None)
-    parser.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS))
+    add_workload_args(parser)
     parser.add_argument("--record", metavar="NAME", help="also write benchmarks/results/NAME.json")
     args = parser.parse_args()
     args.device = "cpu"

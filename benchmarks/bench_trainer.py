@@ -142,8 +142,8 @@ def _line(name: str, row: dict) -> str:
             f"AUC {row['auc']:.4f}")  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def add_workload_args(parser: argparse.ArgumentParser) -> None:
+    """The trace, model, cluster and schedulers of a trainer benchmark (``_setup``'s args)."""
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--scale", type=float, default=0.01)
     parser.add_argument("--workers", type=int, default=4)
@@ -151,15 +151,20 @@ def main() -> None:
     parser.add_argument("--cache-ratio", type=float, default=0.1)
     parser.add_argument("--model", default="reference", choices=["reference", "small"])
     parser.add_argument("--dim", type=int, default=16)
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=None)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--prefetch", type=int, default=2, help="decisions computed ahead; 0: none")
     parser.add_argument("--schedulers", nargs="+", default=list(SCHEDULERS))
-    parser.add_argument("--sync-phases", action="store_true",
-                        help="on a GPU, wait for each phase's kernels (a profile; no overlap)")
     parser.add_argument("--train-samples", type=int, default=None,
                         help="train on at most this many samples (the same held-out samples)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_workload_args(parser)
+    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--prefetch", type=int, default=2, help="decisions computed ahead; 0: none")
+    parser.add_argument("--sync-phases", action="store_true",
+                        help="on a GPU, wait for each phase's kernels (a profile; no overlap)")
     parser.add_argument("--record", metavar="NAME",
                         help="also write benchmarks/results/NAME.json")
     parser.add_argument("--one", metavar="KIND", help=argparse.SUPPRESS)
