@@ -72,10 +72,14 @@ def measure(train, kind: str, consumer: str, args) -> dict[str, float]:
     row = {"iterations": count,
            "stream_alone": _ms_per_item(_stream(train, kind, args), lambda _: None, count),
            "consumer_alone": _ms_per_item(range(count), consume, count)}  # fmt: skip
-    for label, interval in (("together_default_switch", DEFAULT_SWITCH_S),
-                            ("together_read_ahead_switch", _readahead.SWITCH_INTERVAL_S)):
-        _readahead.SWITCH_INTERVAL_S = interval  # min(process's 5 ms, this) while it runs
-        row[label] = _ms_per_item(read_ahead(_stream(train, kind, args), 2), consume, count)
+    shortened = _readahead.SWITCH_INTERVAL_S
+    try:
+        for label, interval in (("together_default_switch", DEFAULT_SWITCH_S),
+                                ("together_read_ahead_switch", shortened)):
+            _readahead.SWITCH_INTERVAL_S = interval  # min(process's 5 ms, this) while it runs
+            row[label] = _ms_per_item(read_ahead(_stream(train, kind, args), 2), consume, count)
+    finally:
+        _readahead.SWITCH_INTERVAL_S = shortened
     return row
 
 
@@ -111,7 +115,6 @@ def main() -> None:
             runs = []
             for _ in range(args.repeat):
                 runs.append(measure(train, kind, consumer, args))
-                _readahead.SWITCH_INTERVAL_S = shortened
             row = {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
             row["runs"] = [{key: round(value, 2) for key, value in r.items()} for r in runs]
             results.setdefault(kind, {})[consumer] = row

@@ -80,12 +80,12 @@ def train_placements(spec: ExperimentSpec, split: tuple[TraceSource, SampleChunk
                                   backend=backend)
         counted = account(placement, iteration_batches(trace, samples, outcome.iterations),
                           cluster.batch_size)
-        out.append({**_row(entry.label(), outcome, counted, baseline_metrics),
-                    "fallback": placement.fallback})
+        out.append(_row(entry.label(), outcome, counted, baseline_metrics, placement.fallback))
     return out
 
 
-def _row(label: str, outcome, counted, baseline: dict[str, float] | None) -> dict[str, Any]:
+def _row(label: str, outcome, counted, baseline: dict[str, float] | None,
+         fallback: str | None) -> dict[str, Any]:  # fmt: skip
     metrics = outcome.final.metrics()
     iterations = max(outcome.iterations, 1)
     moved = {p: np.asarray(outcome.measured[p]).sum(0) / iterations for p in _PHASES}
@@ -101,6 +101,7 @@ def _row(label: str, outcome, counted, baseline: dict[str, float] | None) -> dic
         "measured_equals_counted": all(np.allclose(moved[p], expected[p], rtol=0, atol=1e-6)
                                        for p in _PHASES),
         "replicas_identical": outcome.replicas_identical,
+        "fallback": fallback,  # Placement.fallback
     }
 
 
